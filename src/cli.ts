@@ -1,0 +1,69 @@
+// The composition root's front door: parses the command name and hands the rest to that command's module.
+// Only the command modules read the environment, open devices and handle signals.
+import { LabgateError } from './errors.js';
+
+/** Where a command writes; injected so tests can capture it. */
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A subcommand: returns the process exit code (0 ok, 2 usage or configuration error). */
+export type Command = (args: string[], io: CliIo) => Promise<number>;
+
+interface CommandEntry {
+  summary: string;
+  load: () => Promise<{ command: Command }>;
+}
+
+/** Every subcommand, loaded lazily so `--help` starts fast. */
+const commands: Record<string, CommandEntry> = {};
+
+/** Registers a subcommand; called once per command at module load below. */
+function register(name: string, summary: string, load: CommandEntry['load']): void {
+  commands[name] = { summary, load };
+}
+
+register('decode', 'decode a capture as the gateway would, one JSON line per result', () => import('./commands/decode.js'));
+
+const usage = (): string =>
+  [
+    'labgate — instrument gateway for clinical laboratories',
+    '',
+    'Usage: labgate <command> [options]',
+    '',
+    'Commands:',
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(14)} ${c.summary}`),
+    '',
+    'Run `labgate <command> --help` for the options of one command.',
+  ].join('\n');
+
+/** Runs the CLI and returns the exit code. */
+export async function main(argv: string[], io: CliIo = defaultIo()): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(usage() + '\n');
+    return name === undefined ? 2 : 0;
+  }
+  const entry = commands[name];
+  if (!entry) {
+    io.stderr.write(`labgate: unknown command '${name}'\n\n${usage()}\n`);
+    return 2;
+  }
+  try {
+    const { command } = await entry.load();
+    return await command(rest, io);
+  } catch (err) {
+    if (err instanceof LabgateError) {
+      io.stderr.write(`labgate ${name}: ${err.message}\n`);
+      return err.code === 'USAGE' || err.code.startsWith('CONFIG') ? 2 : 1;
+    }
+    throw err;
+  }
+}
+
+function defaultIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+}

@@ -1,0 +1,33 @@
+// The contract between drivers and the store: what one analyzer message becomes.
+import type { KeyedResult } from './result.js';
+
+/** The protocols labgate speaks; also the name of each driver folder. */
+export type Protocol = 'astm' | 'hl7' | 'line';
+
+/** The raw bytes of one message exactly as received (invariant 2: journaled before anything else is decided). */
+export interface Capture {
+  instrumentId: string;
+  protocol: Protocol;
+  /** Epoch milliseconds at which the message was complete. */
+  receivedAt: number;
+  raw: Buffer;
+}
+
+/** Why a result (or a whole message) could not be normalized. Never carries patient demographics. */
+export interface Rejection {
+  reason: string;
+  /** The analyzer's test code, when the rejection is about one result. */
+  analyzerCode?: string;
+  accession?: string;
+}
+
+/** What a driver's pure decoder makes of one message. QC results travel with `qc: true` on the result. */
+export interface DecodedMessage {
+  results: KeyedResult[];
+  rejections: Rejection[];
+}
+
+/** One message handed to `store.ingest`: the capture plus what was decoded from it. */
+export interface InboundMessage extends DecodedMessage {
+  capture: Capture;
+}

@@ -1,0 +1,104 @@
+// The keyed result: one normalized analyzer result and the identity it is deduplicated on.
+// ARCHITECTURE.md invariant 3: the dedup key is byte-identical to the one the central system computes,
+// and nothing the pipeline assigns (ingest time, message id, random UUID) ever enters it.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/** Result status in the laboratory's words (ASTM R.9 / HL7 OBX-11 are mapped onto these). */
+export const resultStatuses = ['final', 'preliminary', 'correction', 'cannot-be-done'] as const;
+export type ResultStatus = (typeof resultStatuses)[number];
+
+/** Comparator of a censored value (`<0.5`, `>500`). */
+export const comparators = ['<', '>', '<=', '>='] as const;
+export type Comparator = (typeof comparators)[number];
+
+/** The canonical instant form of the key: UTC, whole seconds, `YYYY-MM-DDTHH:MM:SS+00:00`. */
+export const canonicalInstantPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
+
+const nonEmptyTrimmed = z.string().trim().min(1, 'must not be empty');
+
+/** Where a result came from; never part of the key. */
+export const provenanceSchema = z.object({
+  gatewayId: nonEmptyTrimmed,
+  driver: z.enum(['astm', 'hl7', 'line']),
+  /** The analyzer's own test code, as configured for the mapping (e.g. `GLU` or `WBC^1`). */
+  analyzerCode: z.string(),
+  /** Capture journal id, once the result has been stored; null while decoding without a store. */
+  captureId: z.number().int().positive().nullable(),
+});
+export type Provenance = z.infer<typeof provenanceSchema>;
+
+/** A normalized result, validated. `resultedAt` is always in the canonical key form. */
+export const keyedResultSchema = z.object({
+  accession: nonEmptyTrimmed,
+  analyteLoinc: nonEmptyTrimmed.transform((s) => s.toUpperCase()),
+  instrumentId: nonEmptyTrimmed,
+  resultedAt: z.string().regex(canonicalInstantPattern, 'must be YYYY-MM-DDTHH:MM:SS+00:00'),
+  valueText: z.string(),
+  value: z.number().finite().nullable(),
+  comparator: z.enum(comparators).nullable(),
+  unit: z.string().nullable(),
+  status: z.enum(resultStatuses),
+  flags: z.array(z.string()),
+  referenceRange: z.string().nullable(),
+  qc: z.boolean(),
+  source: provenanceSchema,
+});
+export type KeyedResult = z.infer<typeof keyedResultSchema>;
+export type KeyedResultInput = z.input<typeof keyedResultSchema>;
+
+/** Renders an instant in the canonical key form, truncated (never rounded) to whole seconds. */
+export function canonicalInstant(instant: Date | number): string {
+  const ms = typeof instant === 'number' ? instant : instant.getTime();
+  if (!Number.isFinite(ms)) throw new RangeError('invalid instant');
+  const truncated = new Date(Math.floor(ms / 1000) * 1000);
+  return truncated.toISOString().slice(0, 19) + '+00:00';
+}
+
+/** SHA-256 hex of `accession|LOINC|instrument|resulted_at`, each part normalized as the central system does. */
+export function dedupKey(parts: {
+  accession: string;
+  analyteLoinc: string;
+  instrumentId: string;
+  resultedAt: string | Date | number;
+}): string {
+  const accession = parts.accession.trim();
+  const loinc = parts.analyteLoinc.trim().toUpperCase();
+  const instrument = parts.instrumentId.trim();
+  if (!accession || !loinc || !instrument) throw new RangeError('dedup key parts must not be empty');
+  const at =
+    typeof parts.resultedAt === 'string' && canonicalInstantPattern.test(parts.resultedAt)
+      ? parts.resultedAt
+      : canonicalInstant(typeof parts.resultedAt === 'string' ? Date.parse(parts.resultedAt) : parts.resultedAt);
+  return createHash('sha256').update(`${accession}|${loinc}|${instrument}|${at}`, 'utf8').digest('hex');
+}
+
+/** Fixed namespace for record ids (a UUIDv4 drawn once for labgate; never change it: LIMS resources are addressed by it). */
+export const RECORD_ID_NAMESPACE = '8f0c6f2e-3b1d-4f7a-9a51-2c4e6d7b9e10';
+
+/** RFC 9562 UUIDv5 (SHA-1, name-based) of `name` in `namespace`. */
+export function uuidV5(name: string, namespace: string = RECORD_ID_NAMESPACE): string {
+  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex');
+  if (ns.length !== 16) throw new RangeError('namespace must be a UUID');
+  const hash = createHash('sha1').update(ns).update(name, 'utf8').digest();
+  const bytes = hash.subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The id downstream systems know a result by: UUIDv5 of its dedup key, stable across a rebuilt gateway. */
+export function recordId(key: string): string {
+  return uuidV5(key);
+}
+
+/** The clinical content two results must share to be a replay rather than a conflict (invariant 4). */
+export function clinicalContent(r: KeyedResult): string {
+  return JSON.stringify([r.valueText.trim(), r.value, r.comparator, r.unit ?? null, r.status, [...r.flags].sort()]);
+}
+
+/** Digest of the clinical content; equal digests under one key mean a replay. */
+export function clinicalDigest(r: KeyedResult): string {
+  return createHash('sha256').update(clinicalContent(r), 'utf8').digest('hex');
+}
