@@ -1,0 +1,95 @@
+// Numbered schema migrations, tracked with PRAGMA user_version. Append only: a released migration never changes.
+// Nothing has been released yet, so migration 1 may still be edited until the first deployment.
+
+/** Migration n (1-based) is migrations[n - 1]. */
+export const migrations: readonly string[] = [
+  /* 1: capture journal, results, outbox, conflicts, audit */ `
+  CREATE TABLE captures (
+    id            INTEGER PRIMARY KEY,
+    instrument_id TEXT    NOT NULL,
+    protocol      TEXT    NOT NULL,
+    received_at   INTEGER NOT NULL,             -- epoch ms
+    raw           BLOB    NOT NULL,             -- exactly as received
+    raw_sha256    TEXT    NOT NULL,
+    status        TEXT    NOT NULL CHECK (status IN ('accepted', 'rejected')),
+    reasons       TEXT,                         -- JSON array of rejections, null when accepted
+    result_count  INTEGER NOT NULL DEFAULT 0,
+    processed_at  INTEGER NOT NULL
+  );
+  CREATE INDEX captures_rejected ON captures (id) WHERE status = 'rejected';
+  CREATE INDEX captures_received ON captures (received_at);
+
+  CREATE TABLE results (
+    dedup_key        TEXT    PRIMARY KEY,
+    record_id        TEXT    NOT NULL,
+    accession        TEXT    NOT NULL,
+    analyte_loinc    TEXT    NOT NULL,
+    instrument_id    TEXT    NOT NULL,
+    resulted_at      TEXT    NOT NULL,          -- canonical key form
+    value_text       TEXT    NOT NULL,
+    value            REAL,
+    comparator       TEXT,
+    unit             TEXT,
+    status           TEXT    NOT NULL,
+    flags            TEXT    NOT NULL,          -- JSON array
+    reference_range  TEXT,
+    qc               INTEGER NOT NULL,
+    analyzer_code    TEXT    NOT NULL,
+    clinical_digest  TEXT    NOT NULL,
+    capture_id       INTEGER NOT NULL,
+    load_count       INTEGER NOT NULL DEFAULT 1,
+    first_seen_at    INTEGER NOT NULL,
+    last_seen_at     INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX results_first_seen ON results (first_seen_at);
+
+  CREATE TABLE outbox (
+    id               INTEGER PRIMARY KEY,
+    sink             TEXT    NOT NULL,
+    dedup_key        TEXT    NOT NULL,
+    state            TEXT    NOT NULL CHECK (state IN ('pending', 'sent', 'dead', 'conflict')),
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at  INTEGER NOT NULL,          -- epoch ms
+    last_error       TEXT,
+    etag             TEXT,
+    payload          TEXT    NOT NULL,          -- JSON of a ResultPayload
+    payload_sha256   TEXT    NOT NULL,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL,
+    sent_at          INTEGER
+  );
+  CREATE UNIQUE INDEX outbox_sink_key ON outbox (sink, dedup_key);
+  CREATE INDEX outbox_due ON outbox (sink, next_attempt_at, id) WHERE state = 'pending';
+  CREATE INDEX outbox_dead ON outbox (sink, id) WHERE state = 'dead';
+
+  CREATE TABLE conflicts (
+    id                INTEGER PRIMARY KEY,
+    dedup_key         TEXT    NOT NULL,
+    origin            TEXT    NOT NULL,         -- 'ingest', or the sink that reported it
+    stored_payload    TEXT    NOT NULL,         -- the version labgate keeps (or the sink holds)
+    incoming_payload  TEXT    NOT NULL,         -- the version that differs
+    incoming_digest   TEXT    NOT NULL,
+    capture_id        INTEGER,
+    reason            TEXT    NOT NULL,
+    detected_at       INTEGER NOT NULL,
+    occurrences       INTEGER NOT NULL DEFAULT 1,
+    resolution        TEXT CHECK (resolution IN ('kept', 'forwarded')),
+    resolved_by       TEXT,
+    resolved_at       INTEGER
+  );
+  CREATE UNIQUE INDEX conflicts_identity ON conflicts (dedup_key, origin, incoming_digest);
+  CREATE INDEX conflicts_open ON conflicts (id) WHERE resolution IS NULL;
+
+  CREATE TABLE audit (
+    id       INTEGER PRIMARY KEY,
+    at       INTEGER NOT NULL,
+    actor    TEXT    NOT NULL,                  -- 'gateway' or the operator
+    action   TEXT    NOT NULL,
+    subject  TEXT,                              -- dedup key, capture id, sink ...
+    detail   TEXT                               -- JSON
+  );
+  CREATE INDEX audit_at ON audit (at);
+  CREATE TRIGGER audit_append_only BEFORE UPDATE ON audit
+  BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+  `,
+];
