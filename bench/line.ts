@@ -1,0 +1,17 @@
+// One benchmark figure, printed as one JSON line beside its ceiling or peer measured in the same run.
+
+/** A figure: `value` in `unit`, with whatever context makes it comparable (ceiling, peer, ratio, target). */
+export interface BenchLine {
+  bench: string;
+  value: number;
+  unit: string;
+  [context: string]: unknown;
+}
+
+/** A benchmark module: `bench/<name>.bench.ts` exporting `run`. */
+export type BenchModule = { run: (emit: (line: BenchLine) => void) => Promise<void> };
+
+/** Rounds to 3 significant digits for readable lines. */
+export function sig(n: number, digits = 3): number {
+  return Number.isFinite(n) && n !== 0 ? Number(n.toPrecision(digits)) : n;
+}

@@ -1,0 +1,17 @@
+// The byte pipe a driver runs over: a serial port, a TCP connection, or a fake in tests.
+
+/** Why a transport closed; `reason` is for the technician (e.g. `device unplugged`). */
+export interface CloseInfo {
+  reason: string;
+  error?: Error;
+}
+
+/** A small duplex byte channel. Listeners are set once by the runner that owns the transport. */
+export interface Transport {
+  /** Queues bytes for the peer; resolves when handed to the OS (drained). */
+  write(data: Buffer): Promise<void>;
+  onData(listener: (data: Buffer) => void): void;
+  onClose(listener: (info: CloseInfo) => void): void;
+  /** Closes the channel; onClose listeners fire once. */
+  close(): Promise<void>;
+}
