@@ -1,0 +1,130 @@
+// The one configuration schema (ARCHITECTURE.md: validated once at start). Secrets are only ever file paths,
+// so the YAML can be world-readable and systemd's LoadCredential works.
+import { z } from 'zod';
+import { isValidZone } from '../zoned-time.js';
+import { analyteMappingSchema } from './mapping.js';
+
+/** Baud rates an RS-232 analyzer link uses. */
+export const baudRates = [1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200] as const;
+
+const id = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected letters, digits, dot, dash or underscore (1-64 characters)');
+const filePath = z.string().trim().min(1, 'expected a file path');
+const port = z.number().int().min(1).max(65535);
+
+const serialTransport = z.object({
+  kind: z.literal('serial'),
+  /** A stable path such as /dev/serial/by-id/usb-FTDI_...-if00-port0. */
+  path: filePath,
+  baudRate: z
+    .number()
+    .refine((v) => (baudRates as readonly number[]).includes(v), { message: `expected one of ${baudRates.join(', ')}` })
+    .default(9600),
+  dataBits: z.union([z.literal(7), z.literal(8)]).default(8),
+  parity: z.enum(['none', 'even', 'odd']).default('none'),
+  stopBits: z.union([z.literal(1), z.literal(2)]).default(1),
+  rtscts: z.boolean().default(false),
+});
+
+const tcpServerTransport = z.object({
+  kind: z.literal('tcp-server'),
+  host: z.string().default('0.0.0.0'),
+  port,
+});
+
+const tcpClientTransport = z.object({
+  kind: z.literal('tcp-client'),
+  host: z.string().min(1),
+  port,
+});
+
+/** How labgate reaches an analyzer: serial (default), or TCP either way round. */
+export const transportSchema = z.discriminatedUnion('kind', [serialTransport, tcpServerTransport, tcpClientTransport]);
+
+/** One analyzer. Driver options are validated by the driver's own schema when the config is loaded. */
+export const instrumentSchema = z.object({
+  id,
+  driver: z.enum(['astm', 'hl7', 'line']),
+  enabled: z.boolean().default(true),
+  timezone: z.string().refine(isValidZone, { message: 'expected an IANA time zone (Europe/Vienna) or a fixed offset (+01:00)' }),
+  transport: transportSchema,
+  mapping: z.array(analyteMappingSchema).default([]),
+  /** Options for the driver named by `driver` (see the driver's options schema). */
+  options: z.record(z.string(), z.unknown()).default({}),
+});
+
+const postgresSink = z.object({
+  enabled: z.boolean().default(true),
+  /** postgres://user@host:5432/db — without a password; the password comes from passwordFile. */
+  url: z.string().min(1),
+  passwordFile: filePath.optional(),
+  tls: z
+    .object({ caFile: filePath.optional(), mode: z.enum(['disable', 'require', 'verify-full']).default('verify-full') })
+    .optional(),
+  batchSize: z.number().int().min(1).max(10_000).default(500),
+  poolSize: z.number().int().min(1).max(16).default(2),
+});
+
+const limsAuth = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('oauth2'), tokenUrl: z.string().url(), clientId: z.string().min(1), clientSecretFile: filePath }),
+  z.object({ kind: z.literal('static'), tokenFile: filePath }),
+]);
+
+const limsSink = z.object({
+  enabled: z.boolean().default(true),
+  baseUrl: z.string().url(),
+  resourcePath: z.string().startsWith('/').default('/records'),
+  envelopeVersion: z.string().min(1).default('1'),
+  concurrency: z.number().int().min(1).max(64).default(8),
+  caFile: filePath.optional(),
+  timeouts: z
+    .object({
+      connectMs: z.number().int().positive().default(5_000),
+      headersMs: z.number().int().positive().default(15_000),
+      bodyMs: z.number().int().positive().default(15_000),
+    })
+    .default({ connectMs: 5_000, headersMs: 15_000, bodyMs: 15_000 }),
+  batchSize: z.number().int().min(1).max(1_000).default(64),
+  auth: limsAuth,
+});
+
+const deliverySchema = z.object({
+  backoff: z
+    .object({ baseMs: z.number().int().positive().default(1_000), capMs: z.number().int().positive().default(300_000) })
+    .default({ baseMs: 1_000, capMs: 300_000 }),
+  /** How often a paused (circuit-open) sink is probed with one request. */
+  probeIntervalMs: z.number().int().positive().default(15_000),
+  /** Batches in flight per sink. */
+  inFlight: z.number().int().min(1).max(16).default(2),
+});
+
+/** The whole configuration file. */
+export const configSchema = z.object({
+  gateway: z.object({
+    id,
+    dataDir: filePath.default('/var/lib/labgate'),
+    http: z
+      .object({ host: z.string().default('127.0.0.1'), port: z.number().int().min(0).max(65535).default(8080), tokenFile: filePath.optional() })
+      .default({ host: '127.0.0.1', port: 8080 }),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+    /** Below this much free space the gateway refuses new messages (ENQ NAK, HL7 AR) instead of crashing. */
+    diskFloorMb: z.number().int().min(0).default(200),
+    retention: z
+      .object({ resultsDays: z.number().int().min(1).default(30), auditDays: z.number().int().min(1).default(365) })
+      .default({ resultsDays: 30, auditDays: 365 }),
+  }),
+  instruments: z.array(instrumentSchema).default([]),
+  sinks: z.object({ postgres: postgresSink.optional(), lims: limsSink.optional() }).default({}),
+  delivery: deliverySchema.default({ backoff: { baseMs: 1_000, capMs: 300_000 }, probeIntervalMs: 15_000, inFlight: 2 }),
+  alerts: z
+    .object({ backlog: z.number().int().min(1).default(10_000), oldestAgeMinutes: z.number().int().min(1).default(60) })
+    .default({ backlog: 10_000, oldestAgeMinutes: 60 }),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type InstrumentConfig = z.infer<typeof instrumentSchema>;
+export type PostgresSinkConfig = z.infer<typeof postgresSink>;
+export type LimsSinkConfig = z.infer<typeof limsSink>;
+export type DeliveryConfig = z.infer<typeof deliverySchema>;
