@@ -1,0 +1,236 @@
+// A LIMS test server: a real node:http server implementing the LIMS contract (issue 6), which misbehaves on
+// request. Used by the tests, the LIMS bench and the demo. Not for production: the admin routes have no auth.
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { latencyOf, noFaults, seededRandom, type LimsFaults } from './faults.js';
+import { RecordBook } from './records.js';
+import { getRoute, putRoute, tokenRoute, type RouteCtx } from './routes.js';
+import { TokenDesk, type LimsClient } from './tokens.js';
+
+/** How to start the server. */
+export interface LimsServerOptions {
+  host?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  resourcePath?: string;
+  clients?: LimsClient[];
+  /** Bearer tokens accepted forever (the static-token alternative). */
+  staticTokens?: string[];
+  envelopeVersions?: string[];
+  faults?: Partial<LimsFaults>;
+  /** Seeded by default, so a run's misbehavior is reproducible. */
+  random?: () => number;
+  now?: () => number;
+  /** Serve POST /_admin/faults and GET /_admin/stats (default true). */
+  admin?: boolean;
+  /** Serve HTTPS with this key and certificate (PEM). */
+  tls?: { key: string | Buffer; cert: string | Buffer };
+}
+
+/** Counters a test asserts on. */
+export interface LimsServerStats {
+  records: number;
+  applied: number;
+  replays: number;
+  tokensIssued: number;
+  hanging: number;
+}
+
+/** A running (or startable) LIMS test server. */
+export interface LimsServer {
+  /** http://host:port, once started. */
+  readonly url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Changes misbehavior at run time; `outage: true` also drops every open connection. */
+  configure(faults: Partial<LimsFaults>): void;
+  faults(): LimsFaults;
+  /** Another writer changes (or, when absent, creates from `{}`) a record: a technologist's edit in the LIMS. */
+  /** Returns whether the record existed before. */
+  editRecord(id: string, mutate: (document: Record<string, unknown>) => Record<string, unknown>): boolean;
+  record(id: string): { document: unknown; etag: string } | undefined;
+  /** How many times labgate's writes of `id` were applied (replays excluded). */
+  appliedCount(id: string): number;
+  appliedCounts(): ReadonlyMap<string, number>;
+  revokeTokens(): void;
+  forgetIdempotencyKeys(): void;
+  /** Ends every hanging request without answering and frees its idempotency key (nothing applied). */
+  releaseHung(): void;
+  issuedTokens(): readonly string[];
+  stats(): LimsServerStats;
+}
+
+/** Creates the server; call start(). */
+export function createLimsServer(options: LimsServerOptions = {}): LimsServer {
+  return new LimsTestServer(options);
+}
+
+class LimsTestServer implements LimsServer {
+  private current: LimsFaults;
+  private readonly book = new RecordBook();
+  private readonly desk: TokenDesk;
+  private readonly ctx: RouteCtx;
+  private readonly sockets = new Set<Socket>();
+  private readonly server: HttpServer;
+  private readonly resourcePath: string;
+  private port: number;
+  private address = '';
+
+  constructor(private readonly options: LimsServerOptions) {
+    this.current = { ...noFaults, ...options.faults };
+    this.resourcePath = options.resourcePath ?? '/api/v1/results';
+    this.port = options.port ?? 0;
+    const now = options.now ?? Date.now;
+    this.desk = new TokenDesk(options.clients ?? [{ clientId: 'labgate', clientSecret: 'labgate-secret' }], now, options.staticTokens);
+    this.ctx = {
+      book: this.book,
+      desk: this.desk,
+      faults: () => this.current,
+      random: options.random ?? seededRandom(1),
+      now,
+      envelopeVersions: options.envelopeVersions ?? ['1'],
+      hung: new Map(),
+    };
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res);
+    this.server = options.tls ? createHttpsServer({ ...options.tls, keepAlive: true }, onRequest) : createServer({ keepAlive: true }, onRequest);
+    this.server.keepAliveTimeout = 60_000;
+    this.server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => this.track(socket));
+  }
+
+  get url(): string {
+    return this.address;
+  }
+
+  /** Listens; after a stop() it comes back on the same port (an outage by refusal, then recovery). */
+  start(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.port, this.options.host ?? '127.0.0.1', () => {
+        this.server.off('error', reject);
+        const addr = this.server.address() as AddressInfo;
+        this.port = addr.port;
+        this.address = `${this.options.tls ? 'https' : 'http'}://${addr.address}:${addr.port}`;
+        resolve();
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.releaseHung();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  configure(patch: Partial<LimsFaults>): void {
+    this.current = { ...this.current, ...patch };
+    if (this.current.outage) for (const s of this.sockets) s.destroy();
+  }
+
+  faults(): LimsFaults {
+    return this.current;
+  }
+
+  editRecord(id: string, mutate: (d: Record<string, unknown>) => Record<string, unknown>): boolean {
+    const current = this.book.get(id);
+    this.book.edit(id, JSON.stringify(mutate(current ? (JSON.parse(current.body) as Record<string, unknown>) : {})));
+    return current !== undefined;
+  }
+
+  record(id: string): { document: unknown; etag: string } | undefined {
+    const r = this.book.get(id);
+    return r ? { document: JSON.parse(r.body) as unknown, etag: r.etag } : undefined;
+  }
+
+  appliedCount(id: string): number {
+    return this.book.appliedCount(id);
+  }
+
+  appliedCounts(): ReadonlyMap<string, number> {
+    return this.book.appliedCounts();
+  }
+
+  revokeTokens(): void {
+    this.desk.revokeAll();
+  }
+
+  forgetIdempotencyKeys(): void {
+    this.book.forgetAnswers();
+  }
+
+  releaseHung(): void {
+    for (const [res, key] of this.ctx.hung) {
+      this.book.release(key);
+      res.socket?.destroy();
+    }
+    this.ctx.hung.clear();
+  }
+
+  issuedTokens(): readonly string[] {
+    return this.desk.all();
+  }
+
+  stats(): LimsServerStats {
+    return {
+      records: this.book.size,
+      applied: [...this.book.appliedCounts().values()].reduce((a, b) => a + b, 0),
+      replays: this.book.replays,
+      tokensIssued: this.desk.all().length,
+      hanging: this.ctx.hung.size,
+    };
+  }
+
+  private track(socket: Socket): void {
+    if (this.current.outage) return void socket.destroy();
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      // Latency counts from the request's arrival, as a client would measure the LIMS's own time.
+      const arrived = performance.now();
+      const body = await readBody(req);
+      const delay = latencyOf(this.current, this.ctx.random) - (performance.now() - arrived);
+      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+      if (this.current.outage) return void req.socket.destroy();
+      this.route(req, res, body);
+    } catch {
+      // The client went away mid-request; there is nobody left to answer.
+      req.socket.destroy();
+    }
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse, body: string): void {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (req.method === 'POST' && path === '/oauth/token') return tokenRoute(this.ctx, req, res, body);
+    if (this.options.admin !== false && path.startsWith('/_admin/')) return this.adminRoute(req, res, path, body);
+    const prefix = this.resourcePath + '/';
+    const id = path.startsWith(prefix) ? decodeURIComponent(path.slice(prefix.length)) : '';
+    if (id && !id.includes('/') && req.method === 'PUT') return putRoute(this.ctx, req, res, id, body);
+    if (id && !id.includes('/') && req.method === 'GET') return getRoute(this.ctx, req, res, id);
+    res.writeHead(404).end();
+  }
+
+  private adminRoute(req: IncomingMessage, res: ServerResponse, path: string, body: string): void {
+    const json = (value: unknown): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    if (req.method === 'GET' && path === '/_admin/stats') return json(this.stats());
+    if (req.method !== 'POST' || path !== '/_admin/faults') return void res.writeHead(404).end();
+    try {
+      this.configure(JSON.parse(body) as Partial<LimsFaults>);
+    } catch {
+      return void res.writeHead(400).end();
+    }
+    json(this.current);
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export { seededRandom } from './faults.js';
+export type { LimsFaults } from './faults.js';
+export type { LimsClient } from './tokens.js';

@@ -1,0 +1,88 @@
+// The body labgate PUTs to the LIMS: a versioned envelope around one result, and the idempotency key derived from it.
+// Everything here is a pure function of the stored payload and the gateway id, so a retry, a replay or a rebuilt
+// gateway with the same id sends byte-identical bodies under the same key.
+import { sha256Hex, type ResultPayload } from '../payload.js';
+
+/** The JSON document the LIMS stores for one result. */
+export interface LimsEnvelope {
+  envelopeVersion: string;
+  recordId: string;
+  dedupKey: string;
+  result: {
+    accession: string;
+    analyteLoinc: string;
+    instrumentId: string;
+    resultedAt: string;
+    valueText: string;
+    value: number | null;
+    comparator: string | null;
+    unit: string | null;
+    status: string;
+    flags: string[];
+    referenceRange: string | null;
+    qc: boolean;
+  };
+  provenance: {
+    gatewayId: string;
+    instrument: string;
+    analyzerCode: string;
+    capturedAt: string;
+    captureSha256: string;
+  };
+}
+
+/** Builds the envelope of `envelopeVersion` for a stored payload. */
+export function buildEnvelope(payload: ResultPayload, envelopeVersion: string, gatewayId: string): LimsEnvelope {
+  const r = payload.result;
+  return {
+    envelopeVersion,
+    recordId: payload.recordId,
+    dedupKey: payload.dedupKey,
+    result: {
+      accession: r.accession,
+      analyteLoinc: r.analyteLoinc,
+      instrumentId: r.instrumentId,
+      resultedAt: r.resultedAt,
+      valueText: r.valueText,
+      value: r.value,
+      comparator: r.comparator,
+      unit: r.unit,
+      status: r.status,
+      flags: [...r.flags],
+      referenceRange: r.referenceRange,
+      qc: r.qc,
+    },
+    provenance: {
+      gatewayId,
+      instrument: r.instrumentId,
+      analyzerCode: r.source.analyzerCode,
+      capturedAt: payload.capture.receivedAt,
+      captureSha256: payload.capture.rawSha256,
+    },
+  };
+}
+
+/** Deterministic idempotency key: the record id and the body digest, so a changed body never reuses a key. */
+export function idempotencyKey(recordId: string, body: string): string {
+  return `${recordId}:${sha256Hex(body).slice(0, 32)}`;
+}
+
+/** RFC 8941 sf-string: quoted, with `\` and `"` escaped; only printable ASCII is allowed. */
+export function sfString(value: string): string {
+  if (!/^[\x20-\x7e]*$/.test(value)) throw new RangeError('sf-string allows printable ASCII only');
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * The clinical content of a stored LIMS document in the same shape as `clinicalContent` in result.ts, or null
+ * when the document has no recognisable result. Two documents with equal content mean our write already landed.
+ */
+export function limsClinicalContent(document: unknown): string | null {
+  if (typeof document !== 'object' || document === null) return null;
+  const r = (document as { result?: unknown }).result;
+  if (typeof r !== 'object' || r === null) return null;
+  const f = r as Record<string, unknown>;
+  if (typeof f.valueText !== 'string' || !Array.isArray(f.flags)) return null;
+  const flags = f.flags.filter((x): x is string => typeof x === 'string').sort();
+  return JSON.stringify([f.valueText.trim(), f.value ?? null, f.comparator ?? null, f.unit ?? null, f.status ?? null, flags]);
+}

@@ -1,0 +1,169 @@
+// Bearer tokens for the LIMS: OAuth2 client credentials (RFC 6749 4.4) or a static token from a file.
+// Secrets live only in this module's closures: never logged, never in a reason, redacted from LIMS bodies we quote.
+import { readFile } from 'node:fs/promises';
+import type { Dispatcher } from 'undici';
+import { exchange } from './lims-http.js';
+
+/** How the sink authenticates, as configured. */
+export type LimsAuth =
+  | { kind: 'oauth2'; tokenUrl: string; clientId: string; clientSecretFile: string; scope?: string; clientAuth?: 'basic' | 'form' }
+  | { kind: 'static'; tokenFile: string };
+
+/** A token, or a secret-free reason why none could be had. */
+export type TokenResult = { ok: true; token: string } | { ok: false; reason: string };
+
+/** Hands out bearer tokens; concurrent callers share one in-flight fetch. */
+export interface TokenProvider {
+  /** A token valid for a while yet (cached). */
+  token(): Promise<TokenResult>;
+  /** A token other than `stale` (which the LIMS just refused); one fetch however many callers ask. */
+  refresh(stale: string): Promise<TokenResult>;
+  /** `text` with every secret and token this provider knows replaced by `[redacted]`. */
+  redact(text: string): string;
+}
+
+/** pino `redact` paths for the composition root: wherever a secret could ride along in a logged object. */
+export const limsRedactPaths: readonly string[] = [
+  'authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  '*.authorization',
+  'clientSecret',
+  '*.clientSecret',
+  'access_token',
+  '*.access_token',
+  'token',
+  '*.token',
+];
+
+/** What a provider needs from outside. */
+export interface TokenDeps {
+  dispatcher: Dispatcher;
+  now: () => number;
+  readSecret?: (path: string) => Promise<string>;
+  timeoutMs: number;
+}
+
+const readTrimmed = async (path: string): Promise<string> => (await readFile(path, 'utf8')).trim();
+
+/** Builds the provider for the configured auth kind. */
+export function createTokenProvider(auth: LimsAuth, deps: TokenDeps): TokenProvider {
+  const known = new Set<string>();
+  const redact = (text: string): string => {
+    let out = text;
+    for (const s of known) if (s) out = out.split(s).join('[redacted]');
+    return out;
+  };
+  const fetchToken = auth.kind === 'oauth2' ? clientCredentials(auth, deps, known) : staticToken(auth, deps, known);
+  return { ...cachedSingleFlight(fetchToken, deps.now), redact };
+}
+
+interface Issued {
+  token: string;
+  expiresAt: number;
+}
+type Fetch = (signal: AbortSignal) => Promise<{ ok: true; issued: Issued } | { ok: false; reason: string }>;
+
+function cachedSingleFlight(fetchToken: Fetch, now: () => number): Omit<TokenProvider, 'redact'> {
+  let cached: Issued | undefined;
+  let inflight: Promise<TokenResult> | undefined;
+  // The shared fetch belongs to no single caller: one caller's abort must not fail everybody waiting on it.
+  const own = new AbortController().signal;
+  const fetchShared = (): Promise<TokenResult> => {
+    inflight ??= fetchToken(own)
+      .then((r): TokenResult => {
+        if (!r.ok) return r;
+        cached = r.issued;
+        return { ok: true, token: r.issued.token };
+      })
+      .finally(() => {
+        inflight = undefined;
+      });
+    return inflight;
+  };
+  const token = (): Promise<TokenResult> =>
+    cached && now() < cached.expiresAt ? Promise.resolve({ ok: true, token: cached.token }) : fetchShared();
+  const refresh = (stale: string): Promise<TokenResult> => {
+    // Somebody already replaced the refused token: use theirs instead of fetching again.
+    if (cached && cached.token !== stale) return token();
+    cached = undefined;
+    return fetchShared();
+  };
+  return { token, refresh };
+}
+
+/** Refresh this long before the advertised expiry: clock skew and requests already queued with the old token. */
+export function refreshMargin(lifetimeMs: number): number {
+  return Math.min(60_000, lifetimeMs / 10);
+}
+
+function clientCredentials(auth: Extract<LimsAuth, { kind: 'oauth2' }>, deps: TokenDeps, known: Set<string>): Fetch {
+  const url = new URL(auth.tokenUrl);
+  return async (signal) => {
+    let secret: string;
+    try {
+      secret = await (deps.readSecret ?? readTrimmed)(auth.clientSecretFile);
+    } catch {
+      return { ok: false, reason: `client secret file unreadable: ${auth.clientSecretFile}` };
+    }
+    known.add(secret);
+    const { headers, form } = tokenRequest(auth, secret);
+    const started = deps.now();
+    const res = await exchange(deps.dispatcher, {
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: 'POST',
+      headers,
+      body: form.toString(),
+      headersTimeoutMs: deps.timeoutMs,
+      bodyTimeoutMs: deps.timeoutMs,
+      signal,
+    });
+    if (res.kind === 'failure') return { ok: false, reason: `token endpoint ${res.failure}` };
+    if (res.status !== 200) return { ok: false, reason: `token endpoint answered ${res.status}` };
+    return parseTokenResponse(res.body, started, known);
+  };
+}
+
+/** RFC 6749 2.3.1: HTTP Basic with the form-encoded id and secret is the method servers must support. */
+function tokenRequest(auth: Extract<LimsAuth, { kind: 'oauth2' }>, secret: string): { headers: Record<string, string>; form: URLSearchParams } {
+  const form = new URLSearchParams({ grant_type: 'client_credentials' });
+  if (auth.scope) form.set('scope', auth.scope);
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  if (auth.clientAuth === 'form') {
+    form.set('client_id', auth.clientId);
+    form.set('client_secret', secret);
+  } else {
+    const pair = `${encodeURIComponent(auth.clientId)}:${encodeURIComponent(secret)}`;
+    headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+  }
+  return { headers, form };
+}
+
+function parseTokenResponse(body: string, started: number, known: Set<string>): Awaited<ReturnType<Fetch>> {
+  let doc: { access_token?: unknown; expires_in?: unknown };
+  try {
+    doc = JSON.parse(body) as typeof doc;
+  } catch {
+    return { ok: false, reason: 'token endpoint answered non-JSON' };
+  }
+  if (typeof doc.access_token !== 'string' || !doc.access_token) return { ok: false, reason: 'token endpoint gave no access_token' };
+  known.add(doc.access_token);
+  // RFC 6749 5.1: expires_in is only RECOMMENDED; without it assume a short life rather than forever.
+  const lifetimeMs = (typeof doc.expires_in === 'number' && doc.expires_in > 0 ? doc.expires_in : 300) * 1000;
+  return { ok: true, issued: { token: doc.access_token, expiresAt: started + lifetimeMs - refreshMargin(lifetimeMs) } };
+}
+
+function staticToken(auth: Extract<LimsAuth, { kind: 'static' }>, deps: TokenDeps, known: Set<string>): Fetch {
+  return async () => {
+    try {
+      // Re-read on every refresh, so an operator can rotate the file without restarting the gateway.
+      const token = await (deps.readSecret ?? readTrimmed)(auth.tokenFile);
+      if (!token) return { ok: false, reason: `token file is empty: ${auth.tokenFile}` };
+      known.add(token);
+      return { ok: true, issued: { token, expiresAt: Number.POSITIVE_INFINITY } };
+    } catch {
+      return { ok: false, reason: `token file unreadable: ${auth.tokenFile}` };
+    }
+  };
+}

@@ -1,0 +1,243 @@
+// The LIMS REST sink: one conditional, idempotent PUT per outbox row, classified by the table in lims-classify.ts.
+// labgate never overwrites the LIMS blindly: a failed precondition is resolved by reading what the LIMS holds
+// (our own earlier write whose answer was lost → delivered; anybody else's change → conflict for a person).
+import { setMaxListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { Agent, type Dispatcher } from 'undici';
+import { sha256Hex, type ResultPayload } from '../payload.js';
+import { classify, problemOf, retryAfterAt } from './lims-classify.js';
+import { buildEnvelope, idempotencyKey, limsClinicalContent, sfString } from './lims-envelope.js';
+import { exchange, type LimsResponse } from './lims-http.js';
+import { createLimiter } from './lims-limiter.js';
+import { createTokenProvider, type LimsAuth, type TokenProvider } from './lims-token.js';
+import type { OutboxRow, Outcome, Sink } from './sink.js';
+
+/** The sink's configuration (the `lims` section of the config file). */
+export interface LimsSinkOptions {
+  /** Sink name in the outbox; defaults to `lims`. */
+  name?: string;
+  /** scheme://host[:port], no trailing slash. */
+  baseUrl: string;
+  /** e.g. `/api/v1/results`; the record id is appended. */
+  resourcePath: string;
+  envelopeVersion: string;
+  /** Requests in flight at once across all concurrent deliver() calls (and keep-alive connections per origin). */
+  concurrency: number;
+  timeouts: { connectMs: number; headersMs: number; bodyMs: number };
+  /** PEM file of the CA that signed the LIMS certificate, when it is not a public one. */
+  caFile?: string;
+  auth: LimsAuth;
+  /** Wait after a 409 "idempotency key in processing" before the row is tried again. */
+  processingRetryMs?: number;
+}
+
+/** pino-compatible logger methods the sink uses. */
+export interface LimsLog {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** What the composition root (or a test) injects. */
+export interface LimsSinkDeps {
+  /** Defaults to an undici Agent: one keep-alive pool per origin (the token URL may be another host). */
+  dispatcher?: Dispatcher;
+  now: () => number;
+  log: LimsLog;
+  gatewayId: string;
+  /** Reads a secret file; defaults to fs. */
+  readSecret?: (path: string) => Promise<string>;
+}
+
+/** Builds the LIMS sink. */
+export function createLimsSink(options: LimsSinkOptions, deps: LimsSinkDeps): Sink {
+  const owned = deps.dispatcher ? undefined : defaultAgent(options);
+  const dispatcher = deps.dispatcher ?? owned!;
+  const tokens = createTokenProvider(options.auth, {
+    dispatcher,
+    now: deps.now,
+    timeoutMs: options.timeouts.headersMs,
+    ...(deps.readSecret ? { readSecret: deps.readSecret } : {}),
+  });
+  const limiter = createLimiter(options.concurrency);
+  const ctx: Ctx = { options, deps, dispatcher, tokens, origin: new URL(options.baseUrl).origin };
+  return {
+    name: options.name ?? 'lims',
+    deliver: (batch, signal) =>
+      withLocalSignal(signal, options.concurrency, (local) => Promise.all(batch.map((row) => limiter.run(() => deliverRow(ctx, row, local))))),
+    close: async () => {
+      await owned?.close();
+    },
+  };
+}
+
+function defaultAgent(options: LimsSinkOptions): Agent {
+  return new Agent({
+    connections: options.concurrency,
+    // One request per connection at a time: a slow PUT must not hold the ones queued behind it.
+    pipelining: 1,
+    keepAliveTimeout: 30_000,
+    connect: { timeout: options.timeouts.connectMs, ...(options.caFile ? { ca: readFileSync(options.caFile) } : {}) },
+  });
+}
+
+interface Ctx {
+  options: LimsSinkOptions;
+  deps: LimsSinkDeps;
+  dispatcher: Dispatcher;
+  tokens: TokenProvider;
+  origin: string;
+}
+
+/** A signal of our own that follows the caller's: undici adds listeners per request, more than Node's default 10. */
+async function withLocalSignal<R>(signal: AbortSignal, concurrency: number, fn: (local: AbortSignal) => Promise<R>): Promise<R> {
+  const local = new AbortController();
+  setMaxListeners(4 * concurrency + 10, local.signal);
+  const follow = (): void => local.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener('abort', follow, { once: true });
+  try {
+    return await fn(local.signal);
+  } finally {
+    signal.removeEventListener('abort', follow);
+  }
+}
+
+async function deliverRow(ctx: Ctx, row: OutboxRow, signal: AbortSignal): Promise<Outcome> {
+  try {
+    const outcome = await deliverChecked(ctx, row, signal);
+    if (outcome.kind !== 'delivered') {
+      const level = outcome.kind === 'retry' ? 'debug' : 'warn';
+      ctx.deps.log[level]({ recordId: row.recordId, outcome: outcome.kind, reason: outcome.reason }, 'lims delivery not done');
+    }
+    return outcome;
+  } catch (err) {
+    // A bug, not I/O: keep the row (never dead-letter on our own mistake) and say so loudly.
+    ctx.deps.log.error({ recordId: row.recordId, err: err instanceof Error ? err.message : String(err) }, 'lims sink bug');
+    return { kind: 'retry', reason: 'internal error in the LIMS sink', scope: 'record' };
+  }
+}
+
+async function deliverChecked(ctx: Ctx, row: OutboxRow, signal: AbortSignal): Promise<Outcome> {
+  // Rows still waiting for a slot when the drain stops are not sent at all.
+  if (signal.aborted) return { kind: 'retry', reason: 'delivery aborted', scope: 'record' };
+  if (sha256Hex(row.payload) !== row.payloadSha256) return { kind: 'dead', reason: 'payload corrupted at rest' };
+  const payload = parsePayload(row.payload);
+  if (!payload) return { kind: 'dead', reason: 'payload is not a result payload' };
+  const body = JSON.stringify(buildEnvelope(payload, ctx.options.envelopeVersion, ctx.deps.gatewayId));
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'idempotency-key': sfString(idempotencyKey(row.recordId, body)),
+    'x-envelope-version': ctx.options.envelopeVersion,
+    // RFC 9110 13.1.2: `*` makes the first write create-only; a correction names the version it replaces.
+    ...(row.etag === null ? { 'if-none-match': '*' } : { 'if-match': row.etag }),
+  };
+  const res = await authed(ctx, signal, { method: 'PUT', path: recordPath(ctx, row), headers, body });
+  if ('outcome' in res) return res.outcome;
+  return outcomeOf(ctx, row, payload, res, signal);
+}
+
+/** The stored payload, or null when it cannot be one (its digest matched, so it was written that way). */
+function parsePayload(text: string): ResultPayload | null {
+  try {
+    const p = JSON.parse(text) as Partial<ResultPayload> | null;
+    return p && typeof p.recordId === 'string' && typeof p.result === 'object' && typeof p.capture === 'object' ? (p as ResultPayload) : null;
+  } catch {
+    return null;
+  }
+}
+
+function recordPath(ctx: Ctx, row: OutboxRow): string {
+  return `${new URL(ctx.options.baseUrl).pathname.replace(/\/$/, '')}${ctx.options.resourcePath}/${encodeURIComponent(row.recordId)}`;
+}
+
+type Sent = Extract<LimsResponse, { kind: 'answer' | 'failure' }>;
+
+/** Sends with a bearer token; on 401 fetches a fresh token once and resends at once. */
+async function authed(
+  ctx: Ctx,
+  signal: AbortSignal,
+  req: { method: 'GET' | 'PUT'; path: string; headers: Record<string, string>; body?: string },
+): Promise<Sent | { outcome: Outcome }> {
+  let tok = await ctx.tokens.token();
+  for (let attempt = 0; ; attempt++) {
+    if (!tok.ok) return { outcome: { kind: 'retry', reason: tok.reason, scope: 'sink' } };
+    const res = await exchange(ctx.dispatcher, {
+      ...req,
+      origin: ctx.origin,
+      headers: { ...req.headers, authorization: `Bearer ${tok.token}` },
+      headersTimeoutMs: ctx.options.timeouts.headersMs,
+      bodyTimeoutMs: ctx.options.timeouts.bodyMs,
+      signal,
+    });
+    if (res.kind !== 'answer' || res.status !== 401) return res;
+    // A fresh token refused too means wrong credentials or a broken LIMS: every record is affected alike.
+    if (attempt > 0) return { outcome: { kind: 'retry', reason: 'LIMS refused a freshly issued token', scope: 'sink' } };
+    tok = await ctx.tokens.refresh(tok.token);
+  }
+}
+
+async function outcomeOf(ctx: Ctx, row: OutboxRow, ours: ResultPayload, res: Sent, signal: AbortSignal): Promise<Outcome> {
+  const problem = res.kind === 'answer' ? problemOf(res.body) : null;
+  const verdict = classify(res.kind === 'answer' ? { kind: 'answer', status: res.status, problem } : res);
+  const status = res.kind === 'answer' ? `${res.status}` : res.failure;
+  switch (verdict.action) {
+    case 'delivered':
+      return delivered(res.kind === 'answer' ? res.headers.etag : undefined, res.kind === 'answer' && res.headers['idempotent-replayed'] === 'true' ? 'replayed by the LIMS' : undefined);
+    case 'check-record':
+      return checkRecord(ctx, row, ours, signal);
+    case 'dead': {
+      const body = res.kind === 'answer' ? ctx.tokens.redact(Buffer.from(res.body).subarray(0, 500).toString()) : '';
+      return { kind: 'dead', reason: `${verdict.why}: ${status} ${body}`.trim() };
+    }
+    case 'retry':
+      return retryOutcome(ctx, verdict, status, res);
+    case 'refresh-token':
+      // authed() already refreshed once; a second 401 never reaches here.
+      return { kind: 'retry', reason: 'LIMS refused the token', scope: 'sink' };
+  }
+}
+
+function retryOutcome(ctx: Ctx, verdict: Extract<ReturnType<typeof classify>, { action: 'retry' }>, status: string, res: Sent): Outcome {
+  const now = ctx.deps.now();
+  const notBefore =
+    verdict.delay === 'processing'
+      ? now + (ctx.options.processingRetryMs ?? 1000)
+      : verdict.delay === 'retry-after' && res.kind === 'answer'
+        ? retryAfterAt(res.headers['retry-after'], now)
+        : undefined;
+  const detail = res.kind === 'failure' ? ` (${ctx.tokens.redact(res.message)})` : '';
+  return { kind: 'retry', reason: `${verdict.why}: ${status}${detail}`, scope: verdict.scope, ...(notBefore !== undefined ? { notBefore } : {}) };
+}
+
+/** A non-200 answer to the GET: dead and retry rows apply as for the PUT; anything else is retried later. */
+function unreadable(ctx: Ctx, res: Extract<Sent, { kind: 'answer' }>): Outcome {
+  const verdict = classify({ kind: 'answer', status: res.status, problem: problemOf(res.body) });
+  if (verdict.action === 'retry') return retryOutcome(ctx, verdict, `${res.status}`, res);
+  const reason = `reading the record after a failed precondition: ${res.status}`;
+  return verdict.action === 'dead' ? { kind: 'dead', reason } : { kind: 'retry', reason, scope: 'record' };
+}
+
+function delivered(etag: string | undefined, detail?: string): Outcome {
+  return { kind: 'delivered', ...(etag ? { etag } : {}), ...(detail ? { detail } : {}) };
+}
+
+/** After a failed precondition: equal clinical content means our write landed; anything else is a conflict. */
+async function checkRecord(ctx: Ctx, row: OutboxRow, ours: ResultPayload, signal: AbortSignal): Promise<Outcome> {
+  const res = await authed(ctx, signal, { method: 'GET', path: recordPath(ctx, row), headers: { accept: 'application/json' } });
+  if ('outcome' in res) return res.outcome;
+  if (res.kind === 'failure') return { kind: 'retry', reason: `reading the record after a failed precondition: ${res.failure}`, scope: 'sink' };
+  // Gone between our write and the read (deleted by somebody): try again later rather than guess.
+  if (res.status === 404) return { kind: 'retry', reason: 'record vanished after a failed precondition', scope: 'record' };
+  if (res.status !== 200) return unreadable(ctx, res);
+  let theirs: unknown;
+  try {
+    theirs = JSON.parse(res.body);
+  } catch {
+    theirs = null;
+  }
+  const mine = limsClinicalContent(buildEnvelope(ours, ctx.options.envelopeVersion, ctx.deps.gatewayId));
+  if (mine !== null && limsClinicalContent(theirs) === mine) return delivered(res.headers.etag, 'already in the LIMS with the same clinical content');
+  return { kind: 'conflict', reason: 'the LIMS holds different clinical content for this record', theirs: res.body };
+}

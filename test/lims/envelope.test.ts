@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { sampleResult, sampleRow } from '../../src/lims-server/sample-rows.js';
+import { buildEnvelope, idempotencyKey, limsClinicalContent, sfString } from '../../src/sinks/lims-envelope.js';
+import type { ResultPayload } from '../../src/payload.js';
+
+const envelopeOf = (i: number, over = {}) => buildEnvelope(JSON.parse(sampleRow(i, sampleResult(i, over)).payload) as ResultPayload, '1', 'gw-a');
+
+describe('LIMS envelope', () => {
+  it('carries the record id, dedup key and provenance', () => {
+    const e = envelopeOf(1);
+    expect(e.envelopeVersion).toBe('1');
+    expect(e.recordId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(e.dedupKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(e.provenance).toMatchObject({ gatewayId: 'gw-a', instrument: 'chem-1', analyzerCode: 'K' });
+    expect(e.provenance.captureSha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('derives the same key for the same body and a new key for a changed one', () => {
+    const a = JSON.stringify(envelopeOf(1));
+    const b = JSON.stringify(envelopeOf(1, { valueText: '9.9', value: 9.9 }));
+    const id = envelopeOf(1).recordId;
+    expect(idempotencyKey(id, a)).toBe(idempotencyKey(id, JSON.stringify(envelopeOf(1))));
+    expect(idempotencyKey(id, b)).not.toBe(idempotencyKey(id, a));
+  });
+
+  it('quotes structured-field strings', () => {
+    expect(sfString('abc')).toBe('"abc"');
+    expect(sfString('a"b\\c')).toBe('"a\\"b\\\\c"');
+    expect(() => sfString('é')).toThrow(RangeError);
+  });
+
+  it('compares clinical content regardless of flag order and provenance', () => {
+    const a = envelopeOf(1, { flags: ['H', 'A'] });
+    const b = { ...envelopeOf(1, { flags: ['A', 'H'] }), provenance: { gatewayId: 'other' } };
+    expect(limsClinicalContent(a)).toBe(limsClinicalContent(b));
+    expect(limsClinicalContent(envelopeOf(1, { valueText: '9.9', value: 9.9 }))).not.toBe(limsClinicalContent(a));
+    expect(limsClinicalContent({})).toBeNull();
+  });
+});
