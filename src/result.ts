@@ -25,6 +25,8 @@ export const provenanceSchema = z.object({
   analyzerCode: z.string(),
   /** Capture journal id, once the result has been stored; null while decoding without a store. */
   captureId: z.number().int().positive().nullable(),
+  /** The analyzer unit that measured it, when the protocol says (HL7 OBX-18); provenance only, never in the key. */
+  equipment: z.string().optional(),
 });
 export type Provenance = z.infer<typeof provenanceSchema>;
 

@@ -1,0 +1,139 @@
+// ORU^R01 (v2.3 to v2.5.1) to keyed results: one result per OBX (HL7 v2.5.1 Chapter 7, 7.4.2 OBX).
+// The key's instrument is the configured instrument; OBX-18 equipment is provenance only.
+import type { InstrumentProfile } from '../../src/config/mapping.js';
+import { lookupAnalyte } from '../../src/config/mapping.js';
+import type { DecodedMessage, Rejection } from '../../src/message.js';
+import { canonicalInstant, keyedResultSchema, type KeyedResult } from '../../src/result.js';
+import { orderGroups, segmentFor, type OrderGroup } from './groups.js';
+import type { Hl7Options } from './options.js';
+import { componentsOf, rawField, repeatedValues, repetitionsOf, valueAt, type FieldRef, type Hl7Message, type Segment } from './parse.js';
+import { readHl7Time, type Hl7Instant } from './time.js';
+import { readObxStatus, readObxValue } from './value.js';
+
+/** Turns every OBX of an ORU into a keyed result or a rejection with its reason. */
+export function normalizeOru(message: Hl7Message, profile: InstrumentProfile, options: Hl7Options): DecodedMessage {
+  const out: DecodedMessage = { results: [], rejections: [] };
+  const msh = message.segments[0]!;
+  const qc = options.qc !== undefined && isQc(message, options.qc);
+  // The OBX of one sample usually share a time; reading a zone's offset is the costliest step here.
+  const times = new Map<string, Hl7Instant>();
+  for (const group of orderGroups(message.segments)) {
+    for (const obx of group.observations) {
+      const one = normalizeObx({ message, group, obx, msh, profile, options, qc, times });
+      if (one === undefined) continue;
+      if ('reason' in one) out.rejections.push(one);
+      else out.results.push(one);
+    }
+  }
+  return out;
+}
+
+interface ObxContext {
+  message: Hl7Message;
+  group: OrderGroup;
+  obx: Segment;
+  msh: Segment;
+  profile: InstrumentProfile;
+  options: Hl7Options;
+  qc: boolean;
+  times: Map<string, Hl7Instant>;
+}
+
+function normalizeObx(c: ObxContext): KeyedResult | Rejection | undefined {
+  const d = c.message.delimiters;
+  const valueType = valueAt(c.obx, d, { field: 2, component: 1, subcomponent: 1 }).trim().toUpperCase();
+  if (c.options.skipValueTypes.includes(valueType)) return undefined;
+  const code = analyzerCode(c);
+  if (code !== '' && c.options.skipCodes.includes(code)) return undefined;
+  const accession = firstValue(c, c.options.accession);
+  const reject = (reason: string): Rejection => ({ reason, ...(code ? { analyzerCode: code } : {}), ...(accession ? { accession } : {}) });
+  if (code === '') return reject(`OBX-${valueAt(c.obx, d, { field: 1, component: 1, subcomponent: 1 })} has no test code in ${refs(c.options.code)}`);
+  if (accession === '') return reject(`no accession in ${refs(c.options.accession)}`);
+  const status = readObxStatus(valueAt(c.obx, d, { field: 11, component: 1, subcomponent: 1 }));
+  if (status.kind === 'not-a-result') return reject(`OBX-11 status '${status.code}' carries no result`);
+  if (status.kind === 'missing' && c.options.missingStatus === 'reject') return reject('OBX-11 status is empty');
+  const time = resultTime(c);
+  if (time.kind !== 'instant') return reject(time.reason);
+  const unit = valueAt(c.obx, d, { field: 6, component: 1, subcomponent: 1 }).trim();
+  const mapped = lookupAnalyte(c.profile.mapping, code, unit === '' ? null : unit);
+  if (mapped.kind === 'rejected') return reject(mapped.reason);
+  const value = readObxValue(c.obx, d, valueType);
+  const equipment = c.options.equipment === null ? '' : valueAt(c.obx, d, c.options.equipment).trim();
+  const parsed = keyedResultSchema.safeParse({
+    accession,
+    analyteLoinc: mapped.loinc,
+    instrumentId: c.profile.id,
+    resultedAt: canonicalInstant(time.epochMs),
+    ...value,
+    unit: mapped.unit ?? null,
+    status: status.kind === 'status' ? status.status : c.options.missingStatus,
+    flags: repeatedValues(c.obx, d, 8).map((f) => f.trim()).filter((f) => f !== ''),
+    referenceRange: valueAt(c.obx, d, { field: 7, component: 1, subcomponent: 1 }).trim() || null,
+    qc: c.qc,
+    source: { gatewayId: c.profile.gatewayId, driver: 'hl7', analyzerCode: code, captureId: null, ...(equipment ? { equipment } : {}) },
+  });
+  if (!parsed.success) return reject(`result is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+function analyzerCode(c: ObxContext): string {
+  const d = c.message.delimiters;
+  for (const ref of c.options.code) {
+    const seg = segmentFor(ref.segment, c.group, c.obx, c.msh);
+    if (!seg) continue;
+    if (c.options.codingSystem !== undefined) {
+      // CE/CWE: identifier^text^system^alternate identifier^alternate text^alternate system (Chapter 2A, CE and CWE data types).
+      const comps = componentsOf(repetitionsOf(rawField(seg, ref.field), d)[0] ?? '', d);
+      const at = (i: number): string => valueAt(seg, d, { field: ref.field, component: i, subcomponent: 1 }).trim();
+      if (comps.length >= 3 && at(3) === c.options.codingSystem && at(1) !== '') return at(1);
+      if (comps.length >= 6 && at(6) === c.options.codingSystem && at(4) !== '') return at(4);
+      continue;
+    }
+    const code = valueAt(seg, d, ref).trim();
+    if (code !== '') return code;
+  }
+  return '';
+}
+
+function firstValue(c: ObxContext, list: readonly FieldRef[]): string {
+  for (const ref of list) {
+    const seg = segmentFor(ref.segment, c.group, c.obx, c.msh);
+    const v = seg ? valueAt(seg, c.message.delimiters, ref).trim() : '';
+    if (v !== '') return v;
+  }
+  return '';
+}
+
+function resultTime(c: ObxContext): { kind: 'instant'; epochMs: number } | { kind: 'none'; reason: string } {
+  for (const ref of c.options.time) {
+    const seg = segmentFor(ref.segment, c.group, c.obx, c.msh);
+    const t = seg ? timeOf(c, valueAt(seg, c.message.delimiters, ref)) : { kind: 'absent' as const };
+    if (t.kind === 'instant') return t;
+    if (t.kind === 'rejected') return { kind: 'none', reason: `${refText(ref)} ${t.reason}` };
+  }
+  return { kind: 'none', reason: `no result time in ${refs(c.options.time)}` };
+}
+
+function timeOf(c: ObxContext, text: string): Hl7Instant {
+  let t = c.times.get(text);
+  if (t === undefined) {
+    t = readHl7Time(text, c.profile.timezone);
+    c.times.set(text, t);
+  }
+  return t;
+}
+
+function isQc(message: Hl7Message, rule: NonNullable<Hl7Options['qc']>): boolean {
+  const msh = message.segments[0]!;
+  const groups = orderGroups(message.segments);
+  const seg = rule.field.segment === 'MSH' ? msh : groups.map((g) => segmentFor(rule.field.segment, g, undefined, msh)).find(Boolean);
+  return seg !== undefined && rule.equals.includes(valueAt(seg, message.delimiters, rule.field).trim());
+}
+
+function refText(ref: FieldRef): string {
+  return `${ref.segment}-${ref.field}`;
+}
+
+function refs(list: readonly FieldRef[]): string {
+  return list.map(refText).join(', ');
+}

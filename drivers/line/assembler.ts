@@ -1,0 +1,78 @@
+// The report assembler: lines and the idle timeout in, finished reports out. Pure: no timers, no I/O;
+// "arm the idle timer" is an effect and the timeout is an input (STYLE.md, state machines are pure).
+import type { LineLayout } from './options.js';
+
+/** One result row as the printout shows it. */
+export interface LineResult {
+  code: string;
+  value: string;
+  unit?: string;
+  flags?: string;
+}
+
+/** A complete report: its raw bytes (every line as received, delimiters included) and what it said. */
+export interface Report {
+  raw: Buffer;
+  fields: Record<string, string>;
+  results: LineResult[];
+}
+
+export interface AssemblerState {
+  open: { lines: Buffer[]; fields: Record<string, string>; results: LineResult[] } | undefined;
+}
+
+export type AssemblerInput = { kind: 'line'; raw: Buffer; text: string } | { kind: 'idle' };
+
+export type AssemblerEffect =
+  | { kind: 'report'; report: Report }
+  | { kind: 'arm-idle'; ms: number }
+  | { kind: 'stray'; bytes: number };
+
+/** No report open. */
+export const initialAssemblerState: AssemblerState = { open: undefined };
+
+/** Feeds one line (text without its delimiter) or the idle timeout; the given state is consumed. */
+export function assemble(
+  state: AssemblerState,
+  input: AssemblerInput,
+  layout: LineLayout,
+  limits: { idleMs: number | undefined; maxReportLines: number },
+): { state: AssemblerState; effects: AssemblerEffect[] } {
+  if (input.kind === 'idle') return state.open ? { state: initialAssemblerState, effects: [finish(state.open)] } : { state, effects: [] };
+  const effects: AssemblerEffect[] = [];
+  let open = state.open;
+  const start = layout.start.exec(input.text);
+  if (start) {
+    // A new start while a report is open: the open one ended without its end line.
+    if (open) effects.push(finish(open));
+    open = { lines: [], fields: {}, results: [] };
+    captureFields(open.fields, start.groups);
+  }
+  if (!open) return { state, effects: [...effects, { kind: 'stray', bytes: input.raw.length }] };
+  open.lines.push(input.raw);
+  for (const re of layout.fields) captureFields(open.fields, re.exec(input.text)?.groups);
+  const body = start ? input.text.slice(start.index + start[0].length) : input.text;
+  for (const m of body.matchAll(layout.result)) open.results.push(resultOf(m.groups ?? {}));
+  if ((layout.end?.test(input.text) ?? false) || open.lines.length >= limits.maxReportLines) {
+    return { state: initialAssemblerState, effects: [...effects, finish(open)] };
+  }
+  if (limits.idleMs !== undefined) effects.push({ kind: 'arm-idle', ms: limits.idleMs });
+  return { state: { open }, effects };
+}
+
+function captureFields(into: Record<string, string>, groups: Record<string, string | undefined> | undefined): void {
+  for (const [name, value] of Object.entries(groups ?? {})) {
+    if (value !== undefined && value.trim() !== '' && into[name] === undefined) into[name] = value.trim();
+  }
+}
+
+function resultOf(g: Record<string, string | undefined>): LineResult {
+  const r: LineResult = { code: (g.code ?? '').trim(), value: (g.value ?? '').trim() };
+  if (g.unit !== undefined) r.unit = g.unit.trim();
+  if (g.flags !== undefined) r.flags = g.flags.trim();
+  return r;
+}
+
+function finish(open: NonNullable<AssemblerState['open']>): AssemblerEffect {
+  return { kind: 'report', report: { raw: Buffer.concat(open.lines), fields: open.fields, results: open.results } };
+}

@@ -1,0 +1,118 @@
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { decodeHl7Capture } from '../../drivers/hl7/decode.js';
+import type { Delimiters } from '../../drivers/hl7/delimiters.js';
+import { encodeSegment, type FieldValue } from '../../drivers/hl7/encode.js';
+import { initialMllpState, mllpStep } from '../../drivers/hl7/mllp.js';
+import { parseMessage, valueAt } from '../../drivers/hl7/parse.js';
+import { allFixtures, mindrayBs } from './fixtures.js';
+import { mllp } from './mnemonic.js';
+
+const stream = Buffer.concat(allFixtures.map((f) => mllp(f.payload)));
+
+function framedMessages(chunks: Buffer[]): string[] {
+  let state = initialMllpState;
+  const out: string[] = [];
+  for (const chunk of chunks) {
+    const step = mllpStep(state, chunk, 1 << 20);
+    state = step.state;
+    for (const e of step.effects) if (e.kind === 'message') out.push(e.raw.toString('latin1'));
+  }
+  return out;
+}
+
+describe('chunking', () => {
+  const whole = framedMessages([stream]);
+
+  test('splitting the stream at every byte boundary gives the same messages', () => {
+    expect(whole).toEqual(allFixtures.map((f) => f.payload));
+    for (let i = 0; i <= stream.length; i += 1) {
+      expect(framedMessages([stream.subarray(0, i), stream.subarray(i)])).toEqual(whole);
+    }
+  });
+
+  test('any chunking gives the same messages', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { maxLength: 40 }), (cuts) => {
+        const points = [0, ...cuts.sort((a, b) => a - b), stream.length];
+        const chunks = points.slice(1).map((end, i) => stream.subarray(points[i]!, end));
+        expect(framedMessages(chunks)).toEqual(whole);
+      }),
+    );
+  });
+});
+
+describe('corruption', () => {
+  const fixture = mindrayBs;
+  const raw = mllp(fixture.payload);
+  const edit = fc.oneof(
+    fc.record({ kind: fc.constant('set' as const), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }),
+    fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), byte: fc.constant(0) }),
+    fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }),
+  );
+
+  test('never crashes and never yields a result whose parts were not sent', () => {
+    fc.assert(
+      fc.property(fc.array(edit, { minLength: 1, maxLength: 8 }), (edits) => {
+        const bytes = [...raw];
+        for (const e of edits) {
+          const at = e.at % (bytes.length + 1);
+          if (e.kind === 'set') bytes[at % bytes.length] = e.byte;
+          else if (e.kind === 'delete') bytes.splice(at % bytes.length, 1);
+          else bytes.splice(at, 0, e.byte);
+        }
+        const corrupted = Buffer.from(bytes);
+        const text = corrupted.toString('latin1');
+        const decoded = decodeHl7Capture(corrupted, fixture.profile, fixture.options);
+        const results = decoded.flatMap((m) => m.results);
+        expect(results.length).toBeLessThanOrEqual((text.match(/OBX/g) ?? []).length);
+        for (const r of results) {
+          expect(text).toContain(r.accession);
+          expect(text).toContain(r.source.analyzerCode);
+          expect(text).toContain(r.valueText);
+          expect(fixture.profile.mapping.map((m) => m.loinc)).toContain(r.analyteLoinc);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('random bytes never crash the decoder', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 400 }), (data) => {
+        const decoded = decodeHl7Capture(Buffer.from(data), fixture.profile, fixture.options);
+        expect(decoded.flatMap((m) => m.results)).toEqual([]);
+      }),
+    );
+  });
+});
+
+describe('escapes and repetitions round-trip', () => {
+  const delimiterSets = fc
+    .shuffledSubarray([...'|^~\\&#!@$%*+'], { minLength: 5, maxLength: 5 })
+    .map(([field, component, repetition, escape, subcomponent]): Delimiters => ({ field: field!, component: component!, repetition: repetition!, escape: escape!, subcomponent: subcomponent! }));
+  const leaf = fc.string({ unit: fc.constantFrom(...'ab1 .|^~\\&#!@$%*+\r\néß'.split('')), maxLength: 8 });
+  const field: fc.Arbitrary<FieldValue> = fc.array(fc.array(fc.array(leaf, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 });
+
+  test('every leaf reads back as written, whatever the delimiters', () => {
+    fc.assert(
+      fc.property(delimiterSets, fc.array(field, { minLength: 1, maxLength: 5 }), (d, fields) => {
+        const text = [encodeSegment('MSH', [[[['APP']]]], d), encodeSegment('OBX', fields, d)].join('\r');
+        const parsed = parseMessage(text);
+        if (parsed.kind !== 'message') throw new Error(parsed.reason);
+        expect(parsed.message.delimiters).toMatchObject(d);
+        const obx = parsed.message.segments[1]!;
+        fields.forEach((f, fi) =>
+          f.forEach((rep, ri) =>
+            rep.forEach((comp, ci) =>
+              comp.forEach((sub, si) => {
+                expect(valueAt(obx, d, { field: fi + 1, repetition: ri, component: ci + 1, subcomponent: si + 1 })).toBe(sub);
+              }),
+            ),
+          ),
+        );
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

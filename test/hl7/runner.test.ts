@@ -1,0 +1,141 @@
+import { describe, expect, test } from 'vitest';
+import { parseMessage, valueAt } from '../../drivers/hl7/parse.js';
+import { createHl7Runner } from '../../drivers/hl7/runner.js';
+import { makeContext, settle } from './context.js';
+import { lri251, mindrayBs, radiometerAbl, statusMessage } from './fixtures.js';
+import { bytes, mllp } from './mnemonic.js';
+
+/** The MSA-1 codes of everything written, in order. */
+function ackCodes(written: Buffer[]): string[] {
+  return written.map((frame) => {
+    const text = frame.toString('latin1');
+    expect(text.startsWith('\x0b') && text.endsWith('\x1c\r')).toBe(true);
+    const parsed = parseMessage(text.slice(1, -2));
+    if (parsed.kind !== 'message') throw new Error('not an ACK');
+    const msa = parsed.message.segments.find((s) => s.id === 'MSA')!;
+    return `${valueAt(msa, parsed.message.delimiters, { field: 1, component: 1, subcomponent: 1 })}:${valueAt(msa, parsed.message.delimiters, { field: 2, component: 1, subcomponent: 1 })}`;
+  });
+}
+
+function started(fixture = mindrayBs, options = fixture.options) {
+  const h = makeContext(fixture.profile);
+  const runner = createHl7Runner(h.ctx, options);
+  runner.start();
+  return { ...h, runner };
+}
+
+describe('HL7 runner over the fake transport', () => {
+  test('AA only after the commit, with MSH-10 echoed', async () => {
+    const h = started();
+    h.transport.emitData(mllp(mindrayBs.payload));
+    await settle();
+    expect(h.timeline).toEqual(['commit 1', 'write']);
+    expect(ackCodes(h.transport.written)).toEqual(['AA:12']);
+    expect(h.ingest.messages[0]!.capture).toMatchObject({ instrumentId: 'bs240', protocol: 'hl7', raw: Buffer.from(mindrayBs.payload, 'latin1') });
+    expect(h.ingest.messages[0]!.results).toHaveLength(3);
+  });
+
+  test('AE when results cannot be normalized; the message is still journaled with its rejections', async () => {
+    const h = started();
+    h.transport.emitData(mllp(mindrayBs.payload.replace('|GLU|', '|UREA|')));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['AE:12']);
+    expect(h.ingest.messages).toHaveLength(1);
+    expect(h.ingest.messages[0]!.rejections.map((r) => r.reason)).toEqual(["unmapped test code 'UREA'"]);
+  });
+
+  test('AR and no commit while the store is not accepting; the resend is stored once', async () => {
+    const h = started();
+    h.setAccepting(false);
+    h.transport.emitData(mllp(mindrayBs.payload));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['AR:12']);
+    expect(h.ingest.messages).toEqual([]);
+    h.setAccepting(true);
+    h.transport.emitData(mllp(mindrayBs.payload));
+    h.transport.emitData(mllp(mindrayBs.payload));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['AR:12', 'AA:12', 'AA:12']);
+    expect(h.ingest.keys.size).toBe(3);
+  });
+
+  test.each(['unavailable', 'throw'] as const)('ingest %s → AR, never AA', async (mode) => {
+    const h = started();
+    h.ingest.mode = mode;
+    h.transport.emitData(mllp(mindrayBs.payload));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['AR:12']);
+    expect(h.events).toContainEqual(expect.objectContaining({ kind: 'commit-failed' }));
+  });
+
+  test('enhanced mode: CA after commit (MSH-15 AL, MSH-16 NE)', async () => {
+    const h = started(radiometerAbl);
+    h.transport.emitData(mllp(radiometerAbl.payload));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['CA:ABL-000318']);
+    h.ingest.mode = 'unavailable';
+    h.transport.emitData(mllp(radiometerAbl.payload));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['CA:ABL-000318', 'CE:ABL-000318']);
+  });
+
+  test('enhanced mode: application ack only (MSH-15 NE, MSH-16 AL)', async () => {
+    const h = started(lri251);
+    h.transport.emitData(mllp(lri251.payload));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['AA:MSG-88213']);
+  });
+
+  test('a non-ORU message is journaled and acknowledged', async () => {
+    const h = started(statusMessage);
+    h.transport.emitData(mllp(statusMessage.payload));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['AA:DXH-7782']);
+    expect(h.ingest.messages[0]).toMatchObject({ results: [], rejections: [] });
+  });
+
+  test('an oversize message is refused with AR from its MSH and never committed', async () => {
+    const h = started(mindrayBs, { ...mindrayBs.options, maxMessageBytes: 1024 });
+    const big = mindrayBs.payload + `NTE|1||${'x'.repeat(4000)}\r`;
+    h.transport.emitData(mllp(big));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['AR:12']);
+    expect(h.ingest.messages).toEqual([]);
+  });
+
+  test('garbage in a block is journaled as rejected and answered AE', async () => {
+    const h = started();
+    h.transport.emitData(bytes('<VT>not hl7 at all<FS><CR>'));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['AE:']);
+    expect(h.ingest.messages[0]!.rejections[0]!.reason).toMatch(/not an HL7 message/);
+  });
+
+  test('byte-at-a-time delivery and noise between blocks', async () => {
+    const h = started();
+    const stream = Buffer.concat([bytes('<NUL>noise'), mllp(mindrayBs.payload), bytes('<LF>'), mllp(mindrayBs.payload.replace('|12|P|', '|13|P|'))]);
+    for (const b of stream) h.transport.emitData(Buffer.from([b]));
+    await settle();
+    expect(ackCodes(h.transport.written)).toEqual(['AA:12', 'AA:13']);
+  });
+
+  test('patient demographics never reach the log', async () => {
+    const h = started(radiometerAbl);
+    h.transport.emitData(mllp(radiometerAbl.payload));
+    h.ingest.mode = 'throw';
+    h.transport.emitData(mllp(radiometerAbl.payload));
+    await settle();
+    expect(h.logs.length).toBeGreaterThan(0);
+    expect(h.logs.join('\n')).not.toMatch(/Doe|Jane|MRN-1/);
+  });
+
+  test('stop waits for queued writes and ignores later bytes', async () => {
+    const h = started();
+    h.transport.emitData(mllp(mindrayBs.payload));
+    await h.runner.stop();
+    expect(h.transport.written).toHaveLength(1);
+    h.transport.emitData(mllp(mindrayBs.payload));
+    await settle();
+    expect(h.ingest.messages).toHaveLength(1);
+  });
+});
