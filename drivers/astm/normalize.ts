@@ -1,0 +1,115 @@
+// LIS2-A2 result records → keyed results, per the instrument's mapping and options. Every result either
+// becomes a KeyedResult or a Rejection with a reason (invariant 2); patient demographics never enter either.
+import type { InstrumentProfile } from '../../src/config/mapping.js';
+import { lookupAnalyte } from '../../src/config/mapping.js';
+import type { DecodedMessage, Rejection } from '../../src/message.js';
+import type { Comparator, KeyedResult, ResultStatus } from '../../src/result.js';
+import { keyedResultSchema } from '../../src/result.js';
+import type { AstmOptions } from './options.js';
+import { splitFieldRef } from './options.js';
+import type { ParsedMessage, ResultEntry } from './records.js';
+import { component, components, fieldText, repeats } from './records.js';
+import type { ResultTime } from './result-time.js';
+import { recordFor, resultTime } from './result-time.js';
+
+/** LIS2-A2 R.9 result status codes labgate loads, in the laboratory's words. */
+const statusCodes: Readonly<Record<string, ResultStatus>> = {
+  F: 'final', R: 'final', V: 'final', C: 'correction', P: 'preliminary', S: 'preliminary', I: 'preliminary', X: 'cannot-be-done',
+};
+
+const numberPattern = /^(<=|>=|<|>)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)$/;
+
+/** Normalizes every result of the parsed messages of one capture. */
+export function normalizeMessages(messages: readonly ParsedMessage[], profile: InstrumentProfile, options: AstmOptions): DecodedMessage {
+  const out: DecodedMessage = { results: [], rejections: [] };
+  const memo = new Map<string, ResultTime>();
+  for (const m of messages) {
+    if (!m.header) out.rejections.push({ reason: 'records before any H header record were not read' });
+    if (m.queries > 0) out.rejections.push({ reason: `${m.queries} host query (Q) record(s) not answered: labgate only receives results` });
+    if (m.header && !m.terminated) out.rejections.push({ reason: 'message has no L terminator record (incomplete)' });
+    for (const entry of m.results) {
+      const r = normalizeResult(entry, profile, options, memo);
+      if (r === null) continue;
+      if ('reason' in r) out.rejections.push(r);
+      else out.results.push(r);
+    }
+  }
+  return out;
+}
+
+/** The analyzer's code: the configured R.3 components, trimmed, joined by `^`, trailing empties dropped. */
+export function analyzerCode(entry: ResultEntry, codeComponents: readonly number[]): string {
+  const all = components(entry.result, 3);
+  const picked = codeComponents.map((c) => (all[c - 1] ?? '').trim());
+  while (picked.length > 0 && picked[picked.length - 1] === '') picked.pop();
+  return picked.join('^');
+}
+
+/** One R record → a keyed result, a rejection, or null when its code is configured to be ignored. */
+export function normalizeResult(
+  entry: ResultEntry,
+  profile: InstrumentProfile,
+  options: AstmOptions,
+  memo?: Map<string, ResultTime>,
+): KeyedResult | Rejection | null {
+  const code = analyzerCode(entry, options.codeComponents);
+  if (!code) return { reason: `R.3 has no test code in component(s) ${options.codeComponents.join(',')}` };
+  if (options.ignoreCodes.includes(code)) return null;
+  const accession = readAccession(entry, options);
+  const reject = (reason: string): Rejection => ({ reason, analyzerCode: code, ...(accession ? { accession } : {}) });
+  if (!accession) return reject(`no accession in ${options.accession.field} component ${options.accession.component}`);
+  const time = resultTime(entry, options.resultTime, profile.timezone, memo);
+  if (time.kind === 'rejected') return reject(time.reason);
+  const unit = component(entry.result, 5, 1).trim() || null;
+  const mapped = lookupAnalyte(profile.mapping, code, unit);
+  if (mapped.kind === 'rejected') return reject(mapped.reason);
+  const status = readStatus(entry, options);
+  if (typeof status !== 'string') return reject(status.reason);
+  const valueText = fieldText(entry.result, 4).trim();
+  const parsed = keyedResultSchema.safeParse({
+    accession,
+    analyteLoinc: mapped.loinc,
+    instrumentId: profile.id,
+    resultedAt: time.resultedAt,
+    valueText,
+    ...readValue(valueText),
+    unit: mapped.unit ?? null,
+    status,
+    flags: repeats(entry.result, 7).map((f) => f.trim()).filter(Boolean),
+    referenceRange: component(entry.result, 6, 1).trim() || null,
+    qc: isQc(entry, options),
+    source: { gatewayId: profile.gatewayId, driver: 'astm', analyzerCode: code, captureId: null },
+  });
+  if (!parsed.success) return reject(`invalid result: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+/** The accession from the configured field and component, space padding trimmed. */
+export function readAccession(entry: ResultEntry, options: AstmOptions): string {
+  const rec = recordFor(entry, options.accession.field);
+  return rec ? component(rec, splitFieldRef(options.accession.field).field, options.accession.component).trim() : '';
+}
+
+function readStatus(entry: ResultEntry, options: AstmOptions): ResultStatus | { reason: string } {
+  const raw = component(entry.result, 9, 1).trim().toUpperCase();
+  if (!raw) return options.emptyStatus === 'reject' ? { reason: 'R.9 result status is empty' } : options.emptyStatus;
+  return statusCodes[raw] ?? { reason: `R.9 result status '${raw}' is not one labgate loads` };
+}
+
+function readValue(text: string): { value: number | null; comparator: Comparator | null } {
+  const m = numberPattern.exec(text);
+  if (!m) return { value: null, comparator: null };
+  const value = Number(m[2]);
+  return Number.isFinite(value) ? { value, comparator: (m[1] as Comparator | undefined) ?? null } : { value: null, comparator: null };
+}
+
+/** QC: LIS2-A2 O.12 action code Q, H.12 processing id Q, or one of the instrument's rules. */
+export function isQc(entry: ResultEntry, options: AstmOptions): boolean {
+  if (entry.order && component(entry.order, 12, 1).trim().toUpperCase() === 'Q') return true;
+  if (component(entry.header, 12, 1).trim().toUpperCase() === 'Q') return true;
+  return options.qcRules.some((rule) => {
+    const rec = recordFor(entry, rule.field);
+    const value = rec ? component(rec, splitFieldRef(rule.field).field, rule.component).trim() : '';
+    return new RegExp(rule.pattern).test(value);
+  });
+}
