@@ -1,7 +1,99 @@
-// `labgate decode`: placeholder until the ASTM driver lands (issue 3).
-import type { Command } from '../cli.js';
+// `labgate decode`: decodes a capture exactly as the running gateway would, without a store, so a technician
+// can check a new analyzer's mapping before going live. Exit 0 nothing rejected, 3 something rejected, 2 usage.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { CliIo, Command } from '../cli.js';
+import { formatProblems, loadConfig } from '../config/load.js';
+import { bindInstruments } from '../drivers.js';
 import { LabgateError } from '../errors.js';
+import type { DecodedMessage } from '../message.js';
+import { dedupKey, recordId } from '../result.js';
 
-export const command: Command = async () => {
-  throw new LabgateError('USAGE', 'decode is not available yet');
+const help = `Usage: labgate decode --config FILE --instrument ID [CAPTURE...]
+
+Decodes captures (raw link-layer bytes or bare records/segments/lines; stdin when no file is given) with the
+instrument's configured driver, mapping and clock zone. Prints one JSON line per result and per rejection.
+Exit status: 0 nothing rejected, 3 something rejected, 2 usage or configuration error.`;
+
+export const command: Command = async (args, io) => {
+  const { values, positionals } = parseOptions(args);
+  if (values.help) {
+    io.stdout.write(help + '\n');
+    return 0;
+  }
+  if (!values.config || !values.instrument) throw new LabgateError('USAGE', `--config and --instrument are required\n\n${help}`);
+  const config = loadConfig(values.config);
+  const bound = bindInstruments(config);
+  if (bound.kind === 'invalid') throw new LabgateError('CONFIG_INVALID', `${values.config} is invalid:\n${formatProblems(bound.problems)}`);
+  const instrument = bound.instruments.get(values.instrument);
+  if (!instrument) {
+    const known = [...bound.instruments.keys()].join(', ') || 'none';
+    throw new LabgateError('USAGE', `no instrument '${values.instrument}' in ${values.config} (configured: ${known})`);
+  }
+  const captures = positionals.length ? positionals.map(readCapture) : [await readAll(io.stdin)];
+  let rejected = 0;
+  for (const raw of captures) {
+    for (const message of instrument.driver.decodeCapture(raw, instrument.profile)) {
+      rejected += printMessage(message, io);
+    }
+  }
+  return rejected > 0 ? 3 : 0;
 };
+
+function parseOptions(args: string[]): ReturnType<typeof parse> {
+  try {
+    return parse(args);
+  } catch (err) {
+    throw new LabgateError('USAGE', `${(err as Error).message}\n\n${help}`);
+  }
+}
+
+function parse(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: true,
+    options: { config: { type: 'string' }, instrument: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+}
+
+function readCapture(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new LabgateError('USAGE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk);
+  return Buffer.concat(chunks);
+}
+
+/** Prints one message's results and rejections; returns how many were rejected. */
+function printMessage(message: DecodedMessage, io: CliIo): number {
+  for (const r of message.results) {
+    const key = dedupKey(r);
+    const line = {
+      kind: 'result',
+      dedupKey: key,
+      recordId: recordId(key),
+      accession: r.accession,
+      analyteLoinc: r.analyteLoinc,
+      instrumentId: r.instrumentId,
+      resultedAt: r.resultedAt,
+      value: r.value,
+      valueText: r.valueText,
+      comparator: r.comparator,
+      unit: r.unit,
+      status: r.status,
+      flags: r.flags,
+      referenceRange: r.referenceRange,
+      qc: r.qc,
+      source: r.source,
+    };
+    io.stdout.write(JSON.stringify(line) + '\n');
+  }
+  for (const rejection of message.rejections) io.stdout.write(JSON.stringify({ kind: 'rejected', ...rejection }) + '\n');
+  return message.rejections.length;
+}

@@ -1,0 +1,87 @@
+// The three drivers behind one face: options schema, pure capture decoder, runner factory.
+// The runtime, `labgate decode` and reprocessing all go through here, so they decode identically.
+import type { z } from 'zod';
+import { decodeAstmCapture } from '../drivers/astm/decode.js';
+import { astmOptionsSchema } from '../drivers/astm/options.js';
+import { createAstmRunner } from '../drivers/astm/runner.js';
+import { decodeHl7Capture } from '../drivers/hl7/decode.js';
+import { hl7OptionsSchema } from '../drivers/hl7/options.js';
+import { createHl7Runner } from '../drivers/hl7/runner.js';
+import { decodeLineCapture } from '../drivers/line/decode.js';
+import { lineOptionsSchema } from '../drivers/line/options.js';
+import { createLineRunner } from '../drivers/line/runner.js';
+import type { InstrumentProfile } from './config/mapping.js';
+import type { DriverContext, DriverRunner } from './driver.js';
+import type { DecodedMessage, Protocol } from './message.js';
+
+/** One protocol's entry points, with its options already validated. */
+export interface Driver {
+  protocol: Protocol;
+  decodeCapture(raw: Buffer, profile: InstrumentProfile): DecodedMessage[];
+  createRunner(ctx: DriverContext): DriverRunner;
+}
+
+export type DriverOptionsResult =
+  | { kind: 'ok'; driver: Driver }
+  | { kind: 'invalid'; problems: { path: string; message: string }[] };
+
+/** Validates an instrument's driver options and binds them into a Driver. */
+export function bindDriver(protocol: Protocol, rawOptions: unknown): DriverOptionsResult {
+  switch (protocol) {
+    case 'astm':
+      return bind(astmOptionsSchema, rawOptions, (o) => ({
+        protocol,
+        decodeCapture: (raw, profile) => decodeAstmCapture(raw, profile, o),
+        createRunner: (ctx) => createAstmRunner(ctx, o),
+      }));
+    case 'hl7':
+      return bind(hl7OptionsSchema, rawOptions, (o) => ({
+        protocol,
+        decodeCapture: (raw, profile) => decodeHl7Capture(raw, profile, o),
+        createRunner: (ctx) => createHl7Runner(ctx, o),
+      }));
+    case 'line':
+      return bind(lineOptionsSchema, rawOptions, (o) => ({
+        protocol,
+        decodeCapture: (raw, profile) => decodeLineCapture(raw, profile, o),
+        createRunner: (ctx) => createLineRunner(ctx, o),
+      }));
+  }
+}
+
+function bind<S extends z.ZodType>(schema: S, input: unknown, make: (options: z.output<S>) => Driver): DriverOptionsResult {
+  const parsed = schema.safeParse(input ?? {}, { reportInput: true });
+  if (parsed.success) return { kind: 'ok', driver: make(parsed.data) };
+  return {
+    kind: 'invalid',
+    problems: parsed.error.issues.map((issue) => ({
+      path: issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join(''),
+      message: issue.message.replace(/^Invalid (input|option): /, ''),
+    })),
+  };
+}
+
+/** An instrument's decoding identity and bound driver, built from the configuration. */
+export interface BoundInstrument {
+  profile: InstrumentProfile;
+  driver: Driver;
+}
+
+/** Binds every configured instrument's driver; problems carry the config path (`instruments[2].options.x`). */
+export function bindInstruments(config: {
+  gateway: { id: string };
+  instruments: readonly { id: string; driver: Protocol; timezone: string; mapping: InstrumentProfile['mapping']; options: unknown }[];
+}): { kind: 'ok'; instruments: Map<string, BoundInstrument> } | { kind: 'invalid'; problems: { path: string; message: string }[] } {
+  const instruments = new Map<string, BoundInstrument>();
+  const problems: { path: string; message: string }[] = [];
+  config.instruments.forEach((instrument, i) => {
+    const bound = bindDriver(instrument.driver, instrument.options);
+    if (bound.kind === 'invalid') {
+      for (const p of bound.problems) problems.push({ path: `instruments[${i}].options${p.path}`, message: p.message });
+      return;
+    }
+    const profile = { id: instrument.id, gatewayId: config.gateway.id, timezone: instrument.timezone, mapping: instrument.mapping };
+    instruments.set(instrument.id, { profile, driver: bound.driver });
+  });
+  return problems.length ? { kind: 'invalid', problems } : { kind: 'ok', instruments };
+}

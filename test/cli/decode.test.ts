@@ -1,0 +1,116 @@
+// `labgate decode` as a technician runs it: the built CLI in a real child process, a config file, a capture.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bytes, frame } from '../astm/mnemonics.js';
+
+const bin = join(import.meta.dirname, '../../bin/labgate.js');
+let dir: string;
+
+const config = `
+gateway: { id: gw-test }
+instruments:
+  - id: chem-1
+    driver: astm
+    timezone: Europe/Vienna
+    transport: { kind: serial, path: /dev/null }
+    options: { accession: { field: O.3, component: 1 } }
+    mapping:
+      - { code: GLU, loinc: 2345-7, unit: mg/dL }
+`;
+
+const message = (code: string, value: string): Buffer =>
+  bytes(
+    '<ENQ>' +
+      frame(1, `H|\\^&|||chem^1|||||||P|1|20260701163000<CR>O|1|A100||^^^${code}<CR>R|1|^^^${code}|${value}|mg/dL||N||F||||20260701163000<CR>L|1|N<CR>`) +
+      '<EOT>',
+  );
+
+function decode(args: string[], input?: Buffer): { status: number | null; lines: Record<string, unknown>[]; stderr: string } {
+  const run = spawnSync(process.execPath, [bin, 'decode', ...args], { input, encoding: 'utf8' });
+  const lines = run.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { status: run.status, lines, stderr: run.stderr };
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'labgate-decode-'));
+  writeFileSync(join(dir, 'labgate.yaml'), config);
+  writeFileSync(join(dir, 'glu.astm'), message('GLU', '98'));
+  writeFileSync(join(dir, 'unmapped.astm'), message('XYZ', '1'));
+});
+
+describe('labgate decode', () => {
+  it('prints one keyed result per line and exits 0', () => {
+    const out = decode(['--config', join(dir, 'labgate.yaml'), '--instrument', 'chem-1', join(dir, 'glu.astm')]);
+    expect(out.status).toBe(0);
+    expect(out.lines).toHaveLength(1);
+    expect(out.lines[0]).toMatchObject({
+      kind: 'result',
+      accession: 'A100',
+      analyteLoinc: '2345-7',
+      instrumentId: 'chem-1',
+      // 16:30 Vienna summer time is 14:30 UTC
+      resultedAt: '2026-07-01T14:30:00+00:00',
+      value: 98,
+      valueText: '98',
+      unit: 'mg/dL',
+      status: 'final',
+      qc: false,
+    });
+    expect(out.lines[0]?.dedupKey).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('reads stdin and exits 3 with a reason when a code is unmapped', () => {
+    const out = decode(['--config', join(dir, 'labgate.yaml'), '--instrument', 'chem-1'], message('XYZ', '1'));
+    expect(out.status).toBe(3);
+    expect(out.lines).toEqual([expect.objectContaining({ kind: 'rejected', reason: expect.stringContaining("'XYZ'") })]);
+  });
+
+  it('exits 2 on an unknown instrument or a missing option', () => {
+    expect(decode(['--config', join(dir, 'labgate.yaml'), '--instrument', 'nope']).status).toBe(2);
+    const missing = decode(['--instrument', 'chem-1']);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain('--config');
+  });
+
+  it('exits 2 naming the path of an invalid driver option', () => {
+    writeFileSync(join(dir, 'bad.yaml'), config.replace('component: 1', 'component: 1, bogus: true'));
+    const out = decode(['--config', join(dir, 'bad.yaml'), '--instrument', 'chem-1', join(dir, 'glu.astm')]);
+    expect(out.status).toBe(2);
+    expect(out.stderr).toContain('instruments[0].options');
+  });
+});
+
+describe('labgate decode for HL7 and line instruments', () => {
+  const hl7Config = `
+gateway: { id: gw-test }
+instruments:
+  - id: chem-1
+    driver: hl7
+    timezone: "+01:00"
+    transport: { kind: tcp-server, port: 5600 }
+    mapping:
+      - { code: K, loinc: 2823-3, unit: mmol/L }
+`;
+  const oru = [
+    'MSH|^~\\&|ANALYZER|LAB|LIS|LAB|20260701153000||ORU^R01|MSG0001|P|2.5.1',
+    'OBR|1||A100|PANEL',
+    'OBX|1|NM|K^Potassium||4.1|mmol/L|3.5-5.1|N|||F|||20260701153000',
+  ].join('\r');
+
+  it('decodes bare segments and MLLP-framed messages alike', () => {
+    writeFileSync(join(dir, 'hl7.yaml'), hl7Config);
+    const bare = decode(['--config', join(dir, 'hl7.yaml'), '--instrument', 'chem-1'], Buffer.from(oru + '\r', 'latin1'));
+    const framed = decode(['--config', join(dir, 'hl7.yaml'), '--instrument', 'chem-1'], Buffer.from(`\x0b${oru}\r\x1c\r`, 'latin1'));
+    expect(bare.status).toBe(0);
+    expect(bare.lines).toEqual([expect.objectContaining({ kind: 'result', accession: 'A100', analyteLoinc: '2823-3', value: 4.1, resultedAt: '2026-07-01T14:30:00+00:00' })]);
+    expect(framed.lines).toEqual(bare.lines);
+    // A100, 2823-3, chem-1 at 15:30 +01:00: the reference vector of the central system's key.
+    expect(bare.lines[0]?.dedupKey).toBe('f737981efdd975cec05399faf6459a46f7763c508ac27bf6735dbdc1cb9c978f');
+  });
+});
