@@ -1,8 +1,11 @@
 // Loads and validates the YAML configuration, reporting every problem at once with its path.
+// Cross-field rules run on the raw document as well, so a duplicate id is reported in the same run as a
+// wrong baud rate instead of only after the technician has fixed the first batch.
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { LabgateError } from '../errors.js';
+import { crossChecks } from './cross-checks.js';
 import { configSchema, type Config } from './schema.js';
 
 /** A validation problem: `instruments[1].transport.baudRate: expected one of ..., got 96000`. */
@@ -13,36 +16,46 @@ export interface ConfigProblem {
 
 export type ConfigResult = { kind: 'ok'; config: Config } | { kind: 'invalid'; problems: ConfigProblem[] };
 
-/** Validates parsed YAML; cross-field rules (unique ids) are checked here too. */
+/** Validates parsed YAML: schema problems and cross-field problems together, in document order. */
 export function validateConfig(input: unknown): ConfigResult {
   const parsed = configSchema.safeParse(input, { reportInput: true });
-  if (!parsed.success) return { kind: 'invalid', problems: parsed.error.issues.map(toProblem) };
-  const problems = crossChecks(parsed.data);
-  return problems.length ? { kind: 'invalid', problems } : { kind: 'ok', config: parsed.data };
+  const problems = parsed.success ? [] : parsed.error.issues.map(toProblem);
+  const seen = new Set(problems.map((p) => `${p.path}\0${p.message}`));
+  for (const p of crossChecks(input)) if (!seen.has(`${p.path}\0${p.message}`)) problems.push(p);
+  if (problems.length || !parsed.success) return { kind: 'invalid', problems: sortByPath(problems) };
+  return { kind: 'ok', config: parsed.data };
 }
 
 /** Parses YAML text; syntax errors are problems too, with line numbers. */
 export function parseConfigText(text: string): ConfigResult {
-  const doc = parseDocument(text, { prettyErrors: true });
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length) {
-    return { kind: 'invalid', problems: doc.errors.map((e) => ({ path: '(yaml)', message: e.message.split('\n')[0] ?? e.message })) };
+    return {
+      kind: 'invalid',
+      problems: doc.errors.map((e) => ({ path: `(yaml line ${e.linePos?.[0]?.line ?? '?'})`, message: e.message.split('\n')[0] ?? e.message })),
+    };
   }
-  return validateConfig(doc.toJS());
+  return validateConfig(doc.toJS() ?? {});
 }
 
 /** Reads and validates a config file; throws LabgateError CONFIG_* (exit code 2) with every problem listed. */
 export function loadConfig(file: string): Config {
+  const result = checkConfigFile(file);
+  if (result.kind === 'invalid') {
+    throw new LabgateError('CONFIG_INVALID', `${file} is invalid:\n${formatProblems(result.problems)}`);
+  }
+  return result.config;
+}
+
+/** Reads and validates a config file without throwing for an invalid one (for `check-config`). */
+export function checkConfigFile(file: string): ConfigResult {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new LabgateError('CONFIG_UNREADABLE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  const result = parseConfigText(text);
-  if (result.kind === 'invalid') {
-    throw new LabgateError('CONFIG_INVALID', `${file} is invalid:\n${formatProblems(result.problems)}`);
-  }
-  return result.config;
+  return parseConfigText(text);
 }
 
 /** One line per problem, for the terminal. */
@@ -54,30 +67,31 @@ function toProblem(issue: z.core.$ZodIssue): ConfigProblem {
   const path = formatPath(issue.path);
   const input = 'input' in issue ? issue.input : undefined;
   let message = issue.message.replace(/^Invalid (input|option): /, '');
-  if (input !== undefined && issue.code !== 'invalid_type' && issue.code !== 'unrecognized_keys') {
+  if (issue.code === 'unrecognized_keys') {
+    return { path: path || '(root)', message: `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}` };
+  }
+  if (input !== undefined && issue.code !== 'invalid_type' && issue.code !== 'invalid_union') {
     message += `, got ${JSON.stringify(input)}`;
   } else if (issue.code === 'invalid_type') {
-    message = input === undefined ? `required (${message})` : message;
+    message = input === undefined ? `required (${message})` : `${message}, got ${JSON.stringify(input)}`;
   }
   return { path: path || '(root)', message };
 }
 
-function formatPath(path: readonly PropertyKey[]): string {
+/** `instruments[1].transport.baudRate` from zod's `['instruments', 1, 'transport', 'baudRate']`. */
+export function formatPath(path: readonly PropertyKey[]): string {
   return path.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), '');
 }
 
-function crossChecks(config: Config): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  const seen = new Map<string, number>();
-  config.instruments.forEach((instrument, i) => {
-    const first = seen.get(instrument.id);
-    if (first !== undefined) problems.push({ path: `instruments[${i}].id`, message: `duplicate id '${instrument.id}' (also instruments[${first}])` });
-    else seen.set(instrument.id, i);
-    const codes = new Set<string>();
-    instrument.mapping.forEach((m, j) => {
-      if (codes.has(m.code)) problems.push({ path: `instruments[${i}].mapping[${j}].code`, message: `duplicate test code '${m.code}'` });
-      codes.add(m.code);
-    });
-  });
-  return problems;
+/** The file's section order, so problems read top to bottom like the file. */
+const sections = ['(', 'gateway', 'instruments', 'sinks', 'delivery', 'alerts'];
+
+function sortByPath(problems: ConfigProblem[]): ConfigProblem[] {
+  const rank = (path: string): number => {
+    const i = sections.findIndex((s) => path.startsWith(s));
+    return i < 0 ? sections.length : i;
+  };
+  const key = (p: ConfigProblem): string =>
+    `${rank(p.path)}${p.path.replace(/\[(\d+)\]/g, (_, n: string) => `[${n.padStart(4, '0')}]`)}`;
+  return problems.map((p, i) => ({ p, i })).sort((a, b) => key(a.p).localeCompare(key(b.p)) || a.i - b.i).map(({ p }) => p);
 }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 
 /** One analyzer test code and what it means. `unit: null` means the result carries no unit. */
-export const analyteMappingSchema = z.object({
+export const analyteMappingSchema = z.strictObject({
   /** The analyzer's code as the driver extracts it (for ASTM, the configured R.3 components joined by `^`). */
   code: z.string().trim().min(1),
   loinc: z.string().trim().min(1),

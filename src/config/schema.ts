@@ -1,5 +1,6 @@
 // The one configuration schema (ARCHITECTURE.md: validated once at start). Secrets are only ever file paths,
-// so the YAML can be world-readable and systemd's LoadCredential works.
+// so the YAML can be world-readable and systemd's LoadCredential works. Objects are strict: a misspelt key
+// (`baudrate`) is reported, never silently ignored with the default taking its place.
 import { z } from 'zod';
 import { isValidZone } from '../zoned-time.js';
 import { analyteMappingSchema } from './mapping.js';
@@ -14,7 +15,7 @@ const id = z
 const filePath = z.string().trim().min(1, 'expected a file path');
 const port = z.number().int().min(1).max(65535);
 
-const serialTransport = z.object({
+const serialTransport = z.strictObject({
   kind: z.literal('serial'),
   /** A stable path such as /dev/serial/by-id/usb-FTDI_...-if00-port0. */
   path: filePath,
@@ -28,13 +29,13 @@ const serialTransport = z.object({
   rtscts: z.boolean().default(false),
 });
 
-const tcpServerTransport = z.object({
+const tcpServerTransport = z.strictObject({
   kind: z.literal('tcp-server'),
   host: z.string().default('0.0.0.0'),
   port,
 });
 
-const tcpClientTransport = z.object({
+const tcpClientTransport = z.strictObject({
   kind: z.literal('tcp-client'),
   host: z.string().min(1),
   port,
@@ -44,7 +45,7 @@ const tcpClientTransport = z.object({
 export const transportSchema = z.discriminatedUnion('kind', [serialTransport, tcpServerTransport, tcpClientTransport]);
 
 /** One analyzer. Driver options are validated by the driver's own schema when the config is loaded. */
-export const instrumentSchema = z.object({
+export const instrumentSchema = z.strictObject({
   id,
   driver: z.enum(['astm', 'hl7', 'line']),
   enabled: z.boolean().default(true),
@@ -55,7 +56,7 @@ export const instrumentSchema = z.object({
   options: z.record(z.string(), z.unknown()).default({}),
 });
 
-const postgresSink = z.object({
+const postgresSink = z.strictObject({
   enabled: z.boolean().default(true),
   /** postgres://user@host:5432/db — without a password; the password comes from passwordFile. */
   url: z.string().min(1),
@@ -65,14 +66,22 @@ const postgresSink = z.object({
     .optional(),
   batchSize: z.number().int().min(1).max(10_000).default(500),
   poolSize: z.number().int().min(1).max(16).default(2),
+  /** Schema holding result_load and result_load_audit (created or upgraded by `labgate pg-migrate`). */
+  schema: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'expected a plain PostgreSQL identifier')
+    .default('public'),
+  connectTimeoutMs: z.number().int().positive().default(10_000),
+  /** Bound on one batch statement, on the server (statement_timeout) and in the client. */
+  statementTimeoutMs: z.number().int().positive().default(30_000),
 });
 
 const limsAuth = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('oauth2'), tokenUrl: z.string().url(), clientId: z.string().min(1), clientSecretFile: filePath }),
-  z.object({ kind: z.literal('static'), tokenFile: filePath }),
+  z.strictObject({ kind: z.literal('oauth2'), tokenUrl: z.string().url(), clientId: z.string().min(1), clientSecretFile: filePath }),
+  z.strictObject({ kind: z.literal('static'), tokenFile: filePath }),
 ]);
 
-const limsSink = z.object({
+const limsSink = z.strictObject({
   enabled: z.boolean().default(true),
   baseUrl: z.string().url(),
   resourcePath: z.string().startsWith('/').default('/records'),
@@ -90,7 +99,7 @@ const limsSink = z.object({
   auth: limsAuth,
 });
 
-const deliverySchema = z.object({
+const deliverySchema = z.strictObject({
   backoff: z
     .object({ baseMs: z.number().int().positive().default(1_000), capMs: z.number().int().positive().default(300_000) })
     .default({ baseMs: 1_000, capMs: 300_000 }),
@@ -101,8 +110,8 @@ const deliverySchema = z.object({
 });
 
 /** The whole configuration file. */
-export const configSchema = z.object({
-  gateway: z.object({
+export const configSchema = z.strictObject({
+  gateway: z.strictObject({
     id,
     dataDir: filePath.default('/var/lib/labgate'),
     http: z
@@ -116,7 +125,7 @@ export const configSchema = z.object({
       .default({ resultsDays: 30, auditDays: 365 }),
   }),
   instruments: z.array(instrumentSchema).default([]),
-  sinks: z.object({ postgres: postgresSink.optional(), lims: limsSink.optional() }).default({}),
+  sinks: z.strictObject({ postgres: postgresSink.optional(), lims: limsSink.optional() }).default({}),
   delivery: deliverySchema.default({ backoff: { baseMs: 1_000, capMs: 300_000 }, probeIntervalMs: 15_000, inFlight: 2 }),
   alerts: z
     .object({ backlog: z.number().int().min(1).default(10_000), oldestAgeMinutes: z.number().int().min(1).default(60) })

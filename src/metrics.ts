@@ -1,0 +1,177 @@
+// The gateway's Prometheus metrics, on a registry of its own (never prom-client's global one, so tests and
+// two gateways in one process do not share counters). The runtime pushes events in; backlog figures are
+// pulled from an injected source at scrape time, so the store is read only when someone asks.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DriverEvent } from './driver.js';
+import type { PortState, PortStatus } from './transport/supervisor.js';
+
+/** One sink's backlog as the store reports it. */
+export interface SinkBacklog {
+  sink: string;
+  pending: number;
+  /** Age in seconds of the oldest pending row; 0 when none. */
+  oldestAgeSeconds: number;
+  dead: number;
+  conflicts?: number;
+}
+
+/** What a delivered batch reports: one latency (capture received → sink confirmed) per delivered row. */
+export type DeliveryOutcomeKind = 'delivered' | 'retry' | 'conflict' | 'dead';
+
+export interface MetricsOptions {
+  /** Clock for the drain-rate window. */
+  now: () => number;
+  /** Adds Node process metrics (RSS, CPU, event-loop lag); off in tests. */
+  processMetrics?: boolean;
+  /** Seconds over which `labgate_sink_drain_rate` is averaged. */
+  drainWindowSeconds?: number;
+}
+
+const states: PortState[] = ['connected', 'waiting-for-device', 'error', 'stopped'];
+
+/** The metrics registry the runtime feeds. */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly messages: Counter<'instrument'>;
+  private readonly results: Counter<'instrument' | 'outcome'>;
+  private readonly naks: Counter<'instrument'>;
+  private readonly checksumErrors: Counter<'instrument'>;
+  private readonly discarded: Counter<'instrument'>;
+  private readonly commitFailures: Counter<'instrument'>;
+  private readonly bytes: Counter<'instrument'>;
+  private readonly reconnects: Counter<'instrument'>;
+  private readonly portState: Gauge<'instrument' | 'state'>;
+  private readonly outcomes: Counter<'sink' | 'outcome'>;
+  private readonly latency: Histogram<'sink'>;
+  /** Per sink: [epoch second, rows delivered in it], oldest first. */
+  private readonly delivered = new Map<string, [number, number][]>();
+  private backlogSource: () => SinkBacklog[] = () => [];
+  private backlog: SinkBacklog[] = [];
+  /** Reconnects already counted per instrument (supervisor statuses carry a running total). */
+  private readonly reconnectsSeen = new Map<string, number>();
+  private readonly windowMs: number;
+
+  constructor(private readonly options: MetricsOptions) {
+    const r = [this.registry];
+    this.windowMs = (options.drainWindowSeconds ?? 60) * 1000;
+    this.messages = new Counter({ name: 'labgate_messages_total', help: 'Analyzer messages committed', labelNames: ['instrument'], registers: r });
+    this.results = new Counter({
+      name: 'labgate_results_total',
+      help: 'Results by ingest outcome (inserted, absorbed replay, conflict, rejected)',
+      labelNames: ['instrument', 'outcome'],
+      registers: r,
+    });
+    this.naks = new Counter({ name: 'labgate_naks_total', help: 'NAK (ASTM) or AR (HL7) sent to the analyzer', labelNames: ['instrument'], registers: r });
+    this.checksumErrors = new Counter({ name: 'labgate_checksum_errors_total', help: 'Frames with a bad checksum', labelNames: ['instrument'], registers: r });
+    this.discarded = new Counter({ name: 'labgate_discarded_messages_total', help: 'Incomplete messages discarded (unplug, timeout)', labelNames: ['instrument'], registers: r });
+    this.commitFailures = new Counter({ name: 'labgate_commit_failures_total', help: 'Messages the store could not commit', labelNames: ['instrument'], registers: r });
+    this.bytes = new Counter({ name: 'labgate_received_bytes_total', help: 'Bytes received from the analyzer', labelNames: ['instrument'], registers: r });
+    this.reconnects = new Counter({ name: 'labgate_port_reconnects_total', help: 'Times a port came back after being connected', labelNames: ['instrument'], registers: r });
+    this.portState = new Gauge({ name: 'labgate_port_state', help: '1 for the port state the instrument is in', labelNames: ['instrument', 'state'], registers: r });
+    this.outcomes = new Counter({ name: 'labgate_sink_outcomes_total', help: 'Delivery outcomes per sink', labelNames: ['sink', 'outcome'], registers: r });
+    this.latency = new Histogram({
+      name: 'labgate_delivery_latency_seconds',
+      help: 'From capture received to sink confirmed',
+      labelNames: ['sink'],
+      buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400],
+      registers: r,
+    });
+    this.backlogGauges(r);
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'labgate_' });
+  }
+
+  /** Counts one driver event for an instrument (wire to DriverContext.onEvent). */
+  driverEvent(instrument: string, event: DriverEvent): void {
+    switch (event.kind) {
+      case 'bytes':
+        return this.bytes.inc({ instrument }, event.count);
+      case 'message': {
+        this.messages.inc({ instrument });
+        const s = event.summary;
+        for (const outcome of ['inserted', 'absorbed', 'conflicts', 'rejected'] as const) {
+          if (s[outcome] > 0) this.results.inc({ instrument, outcome: outcome === 'conflicts' ? 'conflict' : outcome }, s[outcome]);
+        }
+        return;
+      }
+      case 'nak':
+        return this.naks.inc({ instrument });
+      case 'checksum-error':
+        return this.checksumErrors.inc({ instrument });
+      case 'discarded':
+        return this.discarded.inc({ instrument });
+      case 'commit-failed':
+        return this.commitFailures.inc({ instrument });
+    }
+  }
+
+  /** Mirrors a supervisor status (wire to SupervisorOptions.onStatus). */
+  portStatus(status: PortStatus): void {
+    for (const state of states) this.portState.set({ instrument: status.instrument, state }, state === status.state ? 1 : 0);
+    const counted = this.reconnectsSeen.get(status.instrument) ?? 0;
+    if (status.reconnects > counted) this.reconnects.inc({ instrument: status.instrument }, status.reconnects - counted);
+    this.reconnectsSeen.set(status.instrument, Math.max(counted, status.reconnects));
+  }
+  /** Counts a batch's outcomes for a sink; `latenciesMs` holds one entry per delivered row. */
+  delivery(sink: string, outcome: DeliveryOutcomeKind, count: number, latenciesMs: readonly number[] = []): void {
+    if (count > 0) this.outcomes.inc({ sink, outcome }, count);
+    for (const ms of latenciesMs) this.latency.observe({ sink }, ms / 1000);
+    if (outcome === 'delivered' && count > 0) {
+      const second = Math.floor(this.options.now() / 1000);
+      const buckets = this.delivered.get(sink) ?? [];
+      const last = buckets.at(-1);
+      if (last && last[0] === second) last[1] += count;
+      else buckets.push([second, count]);
+      this.delivered.set(sink, buckets);
+    }
+  }
+
+  /** Where pending/oldest/dead per sink come from at scrape time (the store's outbox). */
+  setBacklogSource(source: () => SinkBacklog[]): void {
+    this.backlogSource = source;
+  }
+
+  /** The exposition: content type and body for GET /metrics. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    this.backlog = this.backlogSource();
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** Rows per second delivered over the window ending now. */
+  drainRate(sink: string): number {
+    const cutoff = Math.floor((this.options.now() - this.windowMs) / 1000);
+    const buckets = (this.delivered.get(sink) ?? []).filter(([second]) => second > cutoff);
+    this.delivered.set(sink, buckets);
+    return buckets.reduce((sum, [, n]) => sum + n, 0) / (this.windowMs / 1000);
+  }
+
+  private backlogGauges(r: Registry[]): void {
+    const backlog = (): SinkBacklog[] => this.backlog;
+    const sinks = (): Set<string> => new Set([...this.delivered.keys(), ...this.backlog.map((b) => b.sink)]);
+    const rate = (sink: string): number => this.drainRate(sink);
+    const fromBacklog = (name: string, help: string, pick: (b: SinkBacklog) => number): Gauge<'sink'> =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['sink'],
+        registers: r,
+        collect() {
+          this.reset();
+          for (const b of backlog()) this.set({ sink: b.sink }, pick(b));
+        },
+      });
+    fromBacklog('labgate_sink_pending', 'Outbox rows waiting for the sink', (b) => b.pending);
+    fromBacklog('labgate_sink_oldest_pending_age_seconds', 'Age of the oldest pending row', (b) => b.oldestAgeSeconds);
+    fromBacklog('labgate_sink_dead', 'Dead letters waiting for an operator', (b) => b.dead);
+    fromBacklog('labgate_sink_conflicts', 'Conflicts kept aside for a person', (b) => b.conflicts ?? 0);
+    new Gauge({
+      name: 'labgate_sink_drain_rate',
+      help: 'Rows delivered per second, averaged over the drain window',
+      labelNames: ['sink'],
+      registers: r,
+      collect() {
+        this.reset();
+        for (const sink of sinks()) this.set({ sink }, rate(sink));
+      },
+    });
+  }
+}

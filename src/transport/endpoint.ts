@@ -1,0 +1,68 @@
+// From an instrument's `transport` configuration to something the PortSupervisor can open again and again.
+import { SerialPort } from 'serialport';
+import type { InstrumentConfig } from '../config/schema.js';
+import { SerialTransport } from './serial.js';
+import { TcpClientEndpoint, TcpServerEndpoint } from './tcp.js';
+import type { Transport } from './transport.js';
+
+/** Opens one session at a time; `close()` releases what outlives sessions (a TCP listener). */
+export interface TransportEndpoint {
+  /** Where it is, for logs and the status page (`/dev/serial/by-id/...`, `tcp://host:port`). */
+  readonly description: string;
+  open(signal?: AbortSignal): Promise<Transport>;
+  close(): Promise<void>;
+}
+
+type SerialConfig = Extract<InstrumentConfig['transport'], { kind: 'serial' }>;
+export type SerialPortOptions = ConstructorParameters<typeof SerialPort>[0];
+
+/** Makes an unopened SerialPort; tests and the demo pass one that builds a SerialPortMock. */
+export type SerialPortFactory = (options: SerialPortOptions) => SerialPort;
+
+const realSerialPort: SerialPortFactory = (options) => new SerialPort(options);
+
+/** A serial port by path; each `open` is a fresh SerialPort (after an unplug the old handle is dead). */
+export class SerialEndpoint implements TransportEndpoint {
+  constructor(
+    private readonly config: SerialConfig,
+    private readonly createPort: SerialPortFactory = realSerialPort,
+  ) {}
+
+  get description(): string {
+    return this.config.path;
+  }
+
+  /** Rejects with the binding's error ("No such file or directory, cannot open ...") when the device is missing. */
+  open(signal?: AbortSignal): Promise<Transport> {
+    const { path, baudRate, dataBits, parity, stopBits, rtscts } = this.config;
+    const port = this.createPort({ path, baudRate, dataBits, parity, stopBits, rtscts, autoOpen: false });
+    return new Promise((resolve, reject) => {
+      port.open((err) => {
+        if (err) return reject(err);
+        if (signal?.aborted) {
+          port.close(() => reject(Object.assign(new Error('aborted'), { name: 'AbortError' })));
+          return;
+        }
+        resolve(new SerialTransport(port));
+      });
+    });
+  }
+
+  async close(): Promise<void> {}
+}
+
+export interface EndpointDeps {
+  createSerialPort?: SerialPortFactory;
+}
+
+/** The endpoint for one instrument's transport configuration. */
+export function endpointFor(config: InstrumentConfig['transport'], deps: EndpointDeps = {}): TransportEndpoint {
+  switch (config.kind) {
+    case 'serial':
+      return new SerialEndpoint(config, deps.createSerialPort);
+    case 'tcp-server':
+      return new TcpServerEndpoint({ host: config.host, port: config.port });
+    case 'tcp-client':
+      return new TcpClientEndpoint({ host: config.host, port: config.port });
+  }
+}

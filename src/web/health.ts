@@ -1,0 +1,116 @@
+// /healthz: one verdict from everything the gateway depends on. `failing` means results cannot be accepted
+// (store not writable, disk below the floor, still recovering); `degraded` means it works but a person should
+// look (an instrument not connected, a sink backlog over the alert thresholds, dead letters).
+import type { DiskStatus } from '../disk-guard.js';
+import type { SinkBacklog } from '../metrics.js';
+import type { PortStatus } from '../transport/supervisor.js';
+import { send, type Route } from './server.js';
+
+export type HealthStatus = 'ok' | 'degraded' | 'failing';
+
+/** A sink as health sees it: its backlog plus, when the delivery engine knows it, its circuit. */
+export interface SinkHealth extends SinkBacklog {
+  circuit?: 'closed' | 'open' | 'half-open';
+  /** Why the circuit is open (last failure), for the technician. */
+  reason?: string;
+}
+
+/** Everything health is computed from, as the injected providers report it right now. */
+export interface HealthSnapshot {
+  ready: boolean;
+  store: { writable: boolean; reason?: string };
+  disk?: DiskStatus;
+  instruments: PortStatus[];
+  sinks: SinkHealth[];
+}
+
+export interface AlertThresholds {
+  backlog: number;
+  oldestAgeMinutes: number;
+}
+
+/** The JSON body of /healthz. */
+export interface HealthReport {
+  status: HealthStatus;
+  reasons: string[];
+  instruments: PortStatus[];
+  sinks: SinkHealth[];
+  disk?: DiskStatus;
+}
+
+/** Providers the composition root injects; each is called once per request. */
+export interface HealthSources {
+  ready: () => boolean;
+  store: () => { writable: boolean; reason?: string };
+  disk?: () => DiskStatus;
+  instruments: () => PortStatus[];
+  sinks: () => SinkHealth[];
+  thresholds: AlertThresholds;
+}
+
+/** Pure verdict from a snapshot. */
+export function evaluateHealth(snapshot: HealthSnapshot, thresholds: AlertThresholds): HealthReport {
+  const failing: string[] = [];
+  const degraded: string[] = [];
+  if (!snapshot.ready) failing.push('starting: store recovery not finished');
+  if (!snapshot.store.writable) failing.push(`store not writable${snapshot.store.reason ? `: ${snapshot.store.reason}` : ''}`);
+  if (snapshot.disk && !snapshot.disk.accepting) failing.push(`disk: ${snapshot.disk.reason ?? 'below the free-space floor'}; not accepting results`);
+  for (const i of snapshot.instruments) {
+    if (i.state === 'connected' || i.state === 'stopped') continue;
+    degraded.push(`instrument ${i.instrument}: ${i.state}${i.reason ? ` (${i.reason})` : ''}`);
+  }
+  for (const s of snapshot.sinks) {
+    if (s.pending > thresholds.backlog) degraded.push(`sink ${s.sink}: ${s.pending} pending, over the alert threshold of ${thresholds.backlog}`);
+    if (s.oldestAgeSeconds > thresholds.oldestAgeMinutes * 60) {
+      degraded.push(`sink ${s.sink}: oldest pending result is ${Math.floor(s.oldestAgeSeconds / 60)} min old, over ${thresholds.oldestAgeMinutes} min`);
+    }
+    if (s.circuit === 'open') degraded.push(`sink ${s.sink}: paused${s.reason ? ` (${s.reason})` : ''}`);
+    if (s.dead > 0) degraded.push(`sink ${s.sink}: ${s.dead} dead letter${s.dead === 1 ? '' : 's'} need an operator`);
+    if ((s.conflicts ?? 0) > 0) degraded.push(`sink ${s.sink}: ${s.conflicts} conflict${s.conflicts === 1 ? '' : 's'} need a person`);
+  }
+  const status: HealthStatus = failing.length ? 'failing' : degraded.length ? 'degraded' : 'ok';
+  const report: HealthReport = { status, reasons: [...failing, ...degraded], instruments: snapshot.instruments, sinks: snapshot.sinks };
+  if (snapshot.disk) report.disk = snapshot.disk;
+  return report;
+}
+
+/** Calls every provider and evaluates; a provider that throws makes the gateway failing, with its message. */
+export function collectHealth(sources: HealthSources): HealthReport {
+  const safe = <T>(what: string, f: () => T, fallback: T, failures: string[]): T => {
+    try {
+      return f();
+    } catch (err) {
+      failures.push(`${what}: ${(err as Error).message}`);
+      return fallback;
+    }
+  };
+  const failures: string[] = [];
+  const snapshot: HealthSnapshot = {
+    ready: safe('readiness', sources.ready, false, failures),
+    store: safe('store', sources.store, { writable: false, reason: 'store check failed' }, failures),
+    instruments: safe('instruments', sources.instruments, [], failures),
+    sinks: safe('sinks', sources.sinks, [], failures),
+  };
+  const disk = sources.disk && safe('disk', sources.disk, undefined, failures);
+  if (disk) snapshot.disk = disk;
+  const report = evaluateHealth(snapshot, sources.thresholds);
+  if (failures.length) return { ...report, status: 'failing', reasons: [...failures, ...report.reasons] };
+  return report;
+}
+
+/** HTTP status for a verdict: load balancers and `curl -f` see failing as 503, degraded still serves. */
+export function httpStatusOf(status: HealthStatus): number {
+  return status === 'failing' ? 503 : 200;
+}
+
+/** GET /healthz: the report as JSON; 200 for ok/degraded, 503 for failing. */
+export function healthRoute(sources: HealthSources): Route {
+  return {
+    method: 'GET',
+    path: '/healthz',
+    handler: (_req, res) => {
+      const report = collectHealth(sources);
+      send(res, httpStatusOf(report.status), 'application/json; charset=utf-8', JSON.stringify(report) + '\n');
+    },
+  };
+}

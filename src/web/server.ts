@@ -1,0 +1,96 @@
+// The gateway's one HTTP listener (default 127.0.0.1): /healthz, /metrics, and the status page's routes,
+// which issue 8 adds through `route()` on the same server.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { DriverLog } from '../driver.js';
+
+/** Handles one request; `url` is already parsed. A thrown error becomes a 500 and a log line. */
+export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Exact path, or a pattern for paths with parameters. */
+  path: string | RegExp;
+  handler: RouteHandler;
+}
+
+/** Runs before routing (the status page's token check); returns false when it has answered the request itself. */
+export type RequestGuard = (req: IncomingMessage, res: ServerResponse, url: URL) => boolean | Promise<boolean>;
+
+export interface WebServerOptions {
+  host: string;
+  port: number;
+  log: DriverLog;
+  routes?: Route[];
+  guard?: RequestGuard;
+}
+
+/** node:http with a tiny route table; `start()` listens, `stop()` closes every connection. */
+export class WebServer {
+  private readonly routes: Route[];
+  private server: Server | undefined;
+
+  constructor(private readonly options: WebServerOptions) {
+    this.routes = [...(options.routes ?? [])];
+  }
+
+  /** Adds a route (before or after start). */
+  route(route: Route): void {
+    this.routes.push(route);
+  }
+
+  /** Listens; resolves with the bound address (port 0 picks a free one). Rejects with EADDRINUSE etc. */
+  start(): Promise<AddressInfo> {
+    const server = createServer((req, res) => void this.handle(req, res));
+    server.requestTimeout = 15_000;
+    server.headersTimeout = 10_000;
+    server.keepAliveTimeout = 5_000;
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port, this.options.host, () => {
+        server.off('error', reject);
+        server.on('error', (err) => this.options.log.error({ err }, 'http server error'));
+        const address = server.address() as AddressInfo;
+        this.options.log.info({ host: address.address, port: address.port }, 'http listening');
+        resolve(address);
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://labgate.invalid');
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const matches = this.routes.filter((r) => (typeof r.path === 'string' ? r.path === url.pathname : r.path.test(url.pathname)));
+    const route = matches.find((r) => r.method === method);
+    try {
+      if (this.options.guard && !(await this.options.guard(req, res, url))) return;
+      if (route) return await route.handler(req, res, url);
+      if (matches.length) {
+        res.setHeader('allow', [...new Set(matches.map((r) => r.method))].join(', '));
+        return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+      }
+      send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+    } catch (err) {
+      this.options.log.error({ err, path: url.pathname }, 'http handler failed');
+      if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
+      else res.destroy();
+    }
+  }
+}
+
+/** Writes a complete response (no body for HEAD). */
+export function send(res: ServerResponse, status: number, contentType: string, body: string): void {
+  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}

@@ -1,0 +1,44 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { DriverLog } from '../../src/driver.js';
+import { createLogger, instrumentLogger, sinkLogger } from '../../src/logger.js';
+
+function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      text += chunk.toString();
+      cb();
+    },
+  });
+  return { stream, text: () => text, lines: () => text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+describe('logger', () => {
+  it('never writes a secret or a patient name, wherever it is nested', () => {
+    const out = capture();
+    const root = createLogger({ level: 'debug', gateway: 'gw1', destination: out.stream });
+    const chem: DriverLog = instrumentLogger(root, 'chem1');
+    const lims = sinkLogger(root, 'lims');
+    chem.info({ patientName: 'DOE^JANE', accession: 'A123' }, 'message committed');
+    chem.debug({ message: { patient: { name: 'DOE^JANE', birthDate: '19700101' } } }, 'decoded');
+    chem.warn({ capture: { raw: 'P|1||PID-77||DOE^JANE' } }, 'rejected');
+    lims.info({ request: { headers: { authorization: 'Bearer s3cr3t-token', 'set-cookie': 'sid=s3cr3t-cookie' } } }, 'PUT');
+    lims.error({ auth: { clientSecret: 's3cr3t-client', password: 's3cr3t-pass' }, token: 's3cr3t-top' }, 'token refresh failed');
+    const text = out.text();
+    for (const forbidden of ['DOE^JANE', '19700101', 'PID-77', 's3cr3t']) expect(text).not.toContain(forbidden);
+    const lines = out.lines();
+    expect(lines).toHaveLength(5);
+    expect(lines[0]).toMatchObject({ gateway: 'gw1', instrument: 'chem1', accession: 'A123', patientName: '[redacted]', msg: 'message committed' });
+    expect(lines[3]).toMatchObject({ sink: 'lims', request: { headers: { authorization: '[redacted]' } } });
+    expect(typeof lines[0]?.['time']).toBe('string');
+  });
+
+  it('honours the level', () => {
+    const out = capture();
+    const root = createLogger({ level: 'warn', destination: out.stream });
+    root.info('hidden');
+    root.warn('shown');
+    expect(out.lines().map((l) => l['msg'])).toEqual(['shown']);
+  });
+});
