@@ -1,9 +1,22 @@
-// The store: the only owner of SQLite. STUB: the foundation work (issue 2) fills this in.
+// The store: the only owner of SQLite.
 // Durability rules (kept by every method): WAL, synchronous=FULL, every write is one synchronous
-// db.transaction with no await inside, statements prepared once.
+// db.transaction with no await inside, statements prepared once. One writer per data directory (lock.ts).
+// A write may throw (disk full, I/O error); its transaction is then rolled back whole and the store stays usable.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import type { InboundMessage } from '../message.js';
+import { LabgateError } from '../errors.js';
+import type { Capture, DecodedMessage, InboundMessage, Rejection } from '../message.js';
+import { sha256Hex } from '../payload.js';
+import type { KeyedResult } from '../result.js';
+import { CaptureJournal, type RejectedCapture } from './captures.js';
+import { openDatabase } from './database.js';
+import { ResultWriter, validateResults } from './ingest.js';
+import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { Outbox } from './outbox.js';
+import { StoreReads, type OpenConflict, type RecentResult, type StoreCounts } from './reads.js';
+
+export type { OpenConflict, RecentResult, RejectedCapture, StoreCounts };
 
 /** What one ingest did. */
 export interface IngestSummary {
@@ -14,30 +27,172 @@ export interface IngestSummary {
   rejected: number;
 }
 
+/** How to open a store: where, which sinks, and the injected clock. */
 export interface StoreOptions {
   /** Directory holding labgate.db and the lock; created if missing. */
   dataDir: string;
   /** Names of the configured sinks; each first-inserted patient result gets one outbox row per sink. */
   sinks: readonly string[];
   now: () => number;
+  /** False for operator commands (status, dead-letter) that open the database beside a running gateway. Default true. */
+  lock?: boolean;
+  /** How long a write waits for another connection's transaction before failing. Default 5000 ms. */
+  busyTimeoutMs?: number;
+}
+
+/** An operator action for the append-only audit log. */
+export interface AuditEntry {
+  actor: string;
+  action: string;
+  subject?: string | null;
+  detail?: unknown;
+}
+
+/** Who ingest writes as in the audit log. */
+export const GATEWAY_ACTOR = 'gateway';
+
+/** Opens the data directory's store: takes the writer lock (unless `lock: false`), opens and migrates labgate.db. */
+export function openStore(options: StoreOptions): Store {
+  mkdirSync(options.dataDir, { recursive: true });
+  const lock = options.lock === false ? null : acquireDataDirLock(options.dataDir, options.now);
+  try {
+    const db = openDatabase(join(options.dataDir, 'labgate.db'), options.busyTimeoutMs ?? 5000);
+    return new Store(db, options, lock);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
 }
 
 /** The durable store. */
 export class Store {
   readonly outbox: Outbox;
+  private readonly journal: CaptureJournal;
+  private readonly writer: ResultWriter;
+  private readonly reads: StoreReads;
+  private readonly ingestTx: Database.Transaction<
+    (capture: Capture, rawSha256: string, valid: KeyedResult[], rejections: Rejection[], now: number) => IngestSummary
+  >;
+  private readonly reprocessTx: Database.Transaction<
+    (captureId: number, valid: KeyedResult[], rejections: Rejection[], actor: string, now: number) => IngestSummary
+  >;
+
   constructor(
     readonly db: Database.Database,
     readonly options: StoreOptions,
+    private readonly lock: DataDirLock | null = null,
   ) {
     this.outbox = new Outbox(db, options.now);
+    this.journal = new CaptureJournal(db);
+    this.writer = new ResultWriter(db, options.sinks);
+    this.reads = new StoreReads(db);
+    this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) =>
+      this.commitMessage(capture, rawSha256, valid, rejections, now),
+    );
+    this.reprocessTx = db.transaction((captureId, valid, rejections, actor, now) =>
+      this.commitReprocess(captureId, valid, rejections, actor, now),
+    );
   }
 
-  /** Journals the capture and commits its results, outbox rows and audit entries in ONE transaction. */
-  ingest(_message: InboundMessage): IngestSummary {
-    throw new Error('not implemented');
+  /**
+   * Journals the capture and commits its results, outbox rows and audit entries in ONE transaction.
+   * Throws when SQLite cannot commit (disk full, I/O error): nothing of the message is then stored, and the
+   * caller (the runtime's IngestPort) turns that into `unavailable` so the analyzer keeps its result.
+   */
+  ingest(message: InboundMessage): IngestSummary {
+    const now = this.options.now();
+    const { valid, invalid } = validateResults(message.results);
+    const rejections = invalid.length > 0 ? [...message.rejections, ...invalid] : message.rejections;
+    return this.ingestTx.immediate(message.capture, sha256Hex(message.capture.raw), valid, rejections, now);
   }
 
+  /** Re-ingests a rejected capture decoded again (after a configuration fix), under the same rules, counting nothing twice. */
+  reprocess(captureId: number, decoded: DecodedMessage, actor: string): IngestSummary {
+    const now = this.options.now();
+    const { valid, invalid } = validateResults(decoded.results);
+    return this.reprocessTx.immediate(captureId, valid, [...decoded.rejections, ...invalid], actor, now);
+  }
+
+  /** Rejected captures, oldest first, without their raw bytes. */
+  rejectedCaptures(limit: number): RejectedCapture[] {
+    return this.journal.rejected(limit);
+  }
+
+  /** The raw bytes of a capture exactly as received, or undefined when there is no such capture. */
+  captureRaw(id: number): Buffer | undefined {
+    return this.journal.raw(id);
+  }
+
+  /** Totals of results, captures and open conflicts. */
+  counts(): StoreCounts {
+    return this.reads.counts();
+  }
+
+  /** The most recently stored results, newest first. */
+  recentResults(limit: number): RecentResult[] {
+    return this.reads.recentResults(limit);
+  }
+
+  /** Unresolved conflicts, oldest first. */
+  openConflicts(limit: number): OpenConflict[] {
+    return this.reads.openConflicts(limit);
+  }
+
+  /** Appends an operator action to the audit log. */
+  audit(entry: AuditEntry): void {
+    const detail = entry.detail === undefined ? null : JSON.stringify(entry.detail);
+    this.writer.audit(this.options.now(), entry.actor, entry.action, entry.subject ?? null, detail);
+  }
+
+  /** Closes the database, then lets the next process take the data directory. */
   close(): void {
     this.db.close();
+    this.lock?.release();
+  }
+
+  private commitMessage(
+    capture: Capture,
+    rawSha256: string,
+    valid: KeyedResult[],
+    rejections: Rejection[],
+    now: number,
+  ): IngestSummary {
+    const id = this.journal.insert(capture, rawSha256, rejections, valid.length, now);
+    const from = { id, receivedAt: capture.receivedAt, rawSha256 };
+    const ctx = { capture: from, now, actor: GATEWAY_ACTOR, counted: null };
+    const { tally, keys } = this.writer.writeAll(valid, ctx);
+    this.auditRejections(id, rejections, GATEWAY_ACTOR, now);
+    // Only a rejected capture can be reprocessed, so only it needs to remember what it was counted for.
+    if (rejections.length > 0) this.journal.settle(id, rejections, valid.length, keys, now);
+    return { captureId: id, ...tally, rejected: rejections.length };
+  }
+
+  private commitReprocess(
+    captureId: number,
+    valid: KeyedResult[],
+    rejections: Rejection[],
+    actor: string,
+    now: number,
+  ): IngestSummary {
+    const capture = this.journal.find(captureId);
+    if (capture === undefined) throw new LabgateError('USAGE', `there is no capture ${captureId}`);
+    if (capture.status !== 'rejected') {
+      throw new LabgateError('USAGE', `capture ${captureId} was accepted; nothing to reprocess`);
+    }
+    const from = { id: captureId, receivedAt: capture.receivedAt, rawSha256: capture.rawSha256 };
+    const counted = new Set(capture.countedKeys);
+    const { tally, keys } = this.writer.writeAll(valid, { capture: from, now, actor, counted });
+    this.auditRejections(captureId, rejections, actor, now);
+    this.journal.settle(captureId, rejections, valid.length, [...capture.countedKeys, ...keys], now);
+    const summary = { captureId, ...tally, rejected: rejections.length };
+    this.writer.audit(now, actor, 'reprocessed', `capture:${captureId}`, JSON.stringify(summary));
+    return summary;
+  }
+
+  private auditRejections(captureId: number, rejections: readonly Rejection[], actor: string, now: number): void {
+    for (const rejection of rejections) {
+      this.writer.audit(now, actor, 'rejected', `capture:${captureId}`, JSON.stringify(rejection));
+    }
   }
 }
+

@@ -1,0 +1,108 @@
+// Durable ingest throughput (synchronous=FULL, 20 results a message, two sinks), beside the disk's own fsync
+// rate measured in the same directory and run: one commit needs at least one fsync, so fsync rate × 20 is the
+// ceiling no store on this disk can pass.
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { InboundMessage } from '../src/message.js';
+import type { KeyedResult } from '../src/result.js';
+import { openStore } from '../src/store/store.js';
+import { sig, type BenchLine } from './line.js';
+
+const RESULTS = 50_000;
+const PER_MESSAGE = 20;
+const TARGET = 0.25;
+const SLICES = 10;
+
+/** Runs the durable ingest figure, then the same ingest without fsync (how much of the gap is CPU). */
+export async function run(emit: (line: BenchLine) => void): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-'));
+  try {
+    const { resultsPerSec, fsyncPerSec } = measure(join(dir, 'durable'), true);
+    const ceiling = fsyncPerSec * PER_MESSAGE;
+    emit({
+      bench: 'ingest.durable',
+      value: sig(resultsPerSec),
+      unit: 'results/s',
+      fsyncPerSec: sig(fsyncPerSec),
+      ceiling: sig(ceiling),
+      ratio: sig(resultsPerSec / ceiling),
+      target: TARGET,
+    });
+    const cpuBound = measure(join(dir, 'nosync'), false).resultsPerSec;
+    emit({ bench: 'ingest.no-fsync', value: sig(cpuBound), unit: 'results/s', synchronous: 'OFF', durable: sig(resultsPerSec) });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// Ingest and fsync probes take turns in slices, so a disk whose speed drifts (a shared CI machine, an SD card
+// that starts garbage-collecting) slows both sides of the ratio alike. About 2 s of probing in all.
+function measure(dir: string, durable: boolean): { resultsPerSec: number; fsyncPerSec: number } {
+  const messages: InboundMessage[] = [];
+  for (let m = 0; m < RESULTS / PER_MESSAGE; m++) messages.push(benchMessage(m));
+  let clock = Date.UTC(2026, 6, 1);
+  const store = openStore({ dataDir: dir, sinks: ['postgres', 'lims'], now: () => clock++ });
+  // Only to show the CPU-bound share; labgate itself never runs without synchronous=FULL.
+  if (!durable) store.db.pragma('synchronous = OFF');
+  const probe = openSync(join(dir, 'fsync-probe'), 'w');
+  try {
+    let ingestMs = 0;
+    let probeMs = 0;
+    let fsyncs = 0;
+    for (let slice = 0; slice < SLICES; slice++) {
+      const probed = durable ? probeFsync(probe, 2000 / SLICES) : { count: 0, ms: 0 };
+      fsyncs += probed.count;
+      probeMs += probed.ms;
+      const start = performance.now();
+      for (const message of messages.slice((slice * messages.length) / SLICES, ((slice + 1) * messages.length) / SLICES)) {
+        store.ingest(message);
+      }
+      ingestMs += performance.now() - start;
+    }
+    const stored = store.counts().results;
+    if (stored !== RESULTS) throw new Error(`stored ${stored} results, expected ${RESULTS}`);
+    return { resultsPerSec: RESULTS / (ingestMs / 1000), fsyncPerSec: fsyncs / (probeMs / 1000) };
+  } finally {
+    closeSync(probe);
+    store.close();
+  }
+}
+
+// One small block rewritten and fsynced: the least a durable commit can cost on this disk.
+function probeFsync(fd: number, ms: number): { count: number; ms: number } {
+  const block = Buffer.alloc(4096, 0x55);
+  let count = 0;
+  const start = performance.now();
+  while (performance.now() - start < ms) {
+    writeSync(fd, block, 0, block.length, 0);
+    fsyncSync(fd);
+    count++;
+  }
+  return { count, ms: performance.now() - start };
+}
+
+// A chemistry panel: 20 analytes of one accession, the shape an analyzer sends.
+function benchMessage(m: number): InboundMessage {
+  const results: KeyedResult[] = [];
+  for (let i = 0; i < PER_MESSAGE; i++) {
+    const value = 3.5 + ((m * 7 + i) % 30) / 10;
+    results.push({
+      accession: `S${String(m).padStart(8, '0')}`,
+      analyteLoinc: `${2800 + i}-${i % 10}`,
+      instrumentId: `chem-${m % 16}`,
+      resultedAt: new Date(Date.UTC(2026, 6, 1) + m * 1000).toISOString().slice(0, 19) + '+00:00',
+      valueText: value.toFixed(1),
+      value: Number(value.toFixed(1)),
+      comparator: null,
+      unit: 'mmol/L',
+      status: 'final',
+      flags: value > 5.1 ? ['H'] : [],
+      referenceRange: '3.5-5.1',
+      qc: false,
+      source: { gatewayId: 'gw-bench', driver: 'astm', analyzerCode: `T${i}`, captureId: null },
+    });
+  }
+  const raw = Buffer.from(`H|\\^&\r${results.map((r, i) => `R|${i + 1}|^^^${r.source.analyzerCode}|${r.valueText}|${r.unit}\r`).join('')}L|1\r`);
+  return { capture: { instrumentId: `chem-${m % 16}`, protocol: 'astm', receivedAt: Date.UTC(2026, 6, 1) + m, raw }, results, rejections: [] };
+}

@@ -1,0 +1,48 @@
+// Opening labgate.db: the pragmas every durability rule depends on, then the numbered migrations.
+import Database from 'better-sqlite3';
+import { LabgateError } from '../errors.js';
+import { migrations } from './migrations.js';
+
+/** Opens (creating if missing) the database at `path`, sets the durability pragmas and migrates it. */
+export function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
+  const db = new Database(path, { timeout: busyTimeoutMs });
+  try {
+    // Only takes effect before the first table exists; retention relies on incremental vacuum later.
+    db.pragma('auto_vacuum = INCREMENTAL');
+    db.pragma('journal_mode = WAL');
+    // FULL: a commit is on disk before ingest returns, so the driver's ACK is never ahead of the data (invariant 1).
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, migrations);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** Applies pending migrations, each in its own transaction, tracked with PRAGMA user_version. */
+export function migrate(db: Database.Database, list: readonly string[]): number {
+  // The version is read inside each IMMEDIATE transaction so that two processes opening at once never apply one twice.
+  const step = db.transaction((): boolean => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    if (current > list.length) {
+      throw new LabgateError(
+        'STORE_MIGRATION_FAILED',
+        `database schema version ${current} is newer than this labgate (${list.length}); run a newer labgate`,
+      );
+    }
+    if (current === list.length) return false;
+    try {
+      db.exec(list[current]!);
+    } catch (err) {
+      throw new LabgateError('STORE_MIGRATION_FAILED', `migration ${current + 1} failed: ${(err as Error).message}`, { cause: err });
+    }
+    db.pragma(`user_version = ${current + 1}`);
+    return true;
+  });
+  while (step.immediate()) {
+    // one migration per transaction
+  }
+  return list.length;
+}

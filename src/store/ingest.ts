@@ -1,0 +1,175 @@
+// Writing one message's results: the dedup upsert, the outbox rows of a first insert, conflicts, audit.
+// Every method runs inside the caller's synchronous db.transaction; statements are prepared once.
+// Invariant 4: a replay never changes a stored clinical field. The upsert's WHERE lets only an identical
+// clinical digest bump load_count; a different one returns no row, and the result is kept aside as a conflict.
+import { hash } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import type { Rejection } from '../message.js';
+import { buildPayload, type ResultPayload } from '../payload.js';
+import { clinicalDigest, keyedResultSchema, type KeyedResult } from '../result.js';
+import { differingFields, resultColumns, rowToResult, type ResultRow } from './stored-result.js';
+
+/** What became of one result. */
+export type ResultFate = 'inserted' | 'absorbed' | 'conflict';
+
+/** Counts of result fates for one message. */
+export interface Tally {
+  inserted: number;
+  absorbed: number;
+  conflicts: number;
+}
+
+/** Where the results being written came from and who is writing them. */
+export interface WriteContext {
+  capture: { id: number; receivedAt: number; rawSha256: string };
+  now: number;
+  actor: string;
+  /** Keys this capture was already counted for (a reprocess); null on first ingest. */
+  counted: ReadonlySet<string> | null;
+}
+
+/** Splits decoded results into valid keyed results and rejections; an invalid result is data, never an exception. */
+export function validateResults(results: readonly unknown[]): { valid: KeyedResult[]; invalid: Rejection[] } {
+  const valid: KeyedResult[] = [];
+  const invalid: Rejection[] = [];
+  for (const candidate of results) {
+    const parsed = keyedResultSchema.safeParse(candidate);
+    if (parsed.success) {
+      valid.push(parsed.data);
+      continue;
+    }
+    // Only paths and zod's own messages: the reason must never echo patient data.
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'result'}: ${i.message}`).join('; ');
+    const c = (candidate ?? {}) as { accession?: unknown; source?: { analyzerCode?: unknown } };
+    const rejection: Rejection = { reason: `invalid result: ${issues}` };
+    if (typeof c.source?.analyzerCode === 'string') rejection.analyzerCode = c.source.analyzerCode;
+    if (typeof c.accession === 'string') rejection.accession = c.accession;
+    invalid.push(rejection);
+  }
+  return { valid, invalid };
+}
+
+const INSERT_RESULT = `
+  INSERT INTO results (dedup_key, record_id, accession, analyte_loinc, instrument_id, resulted_at, value_text, value,
+    comparator, unit, status, flags, reference_range, qc, source, analyzer_code, clinical_digest,
+    capture_id, first_seen_at, last_seen_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (resulted_at, dedup_key) DO UPDATE SET load_count = load_count + 1, last_seen_at = excluded.last_seen_at
+  WHERE results.clinical_digest = excluded.clinical_digest
+  RETURNING load_count`;
+
+// One statement writes the rows of every sink, binding the payload once (the sinks are fixed for a store's life).
+function insertOutboxSql(sinks: readonly string[]): string {
+  const rows = sinks.map((sink) => `(${quote(sink)}, @key, 'pending', 0, @now, @payload, @sha, @now, @now)`);
+  return `INSERT INTO outbox (sink, dedup_key, state, attempts, next_attempt_at, payload, payload_sha256, created_at,
+    updated_at) VALUES ${rows.join(', ')}`;
+}
+
+function quote(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+const CONFLICT_COLUMNS = `INSERT INTO conflicts (dedup_key, origin, stored_payload, incoming_payload, incoming_digest,
+  capture_id, reason, detected_at) VALUES (?, 'ingest', ?, ?, ?, ?, ?, ?)`;
+
+/** The prepared statements of ingest and reprocess, bound to one connection. */
+export class ResultWriter {
+  private readonly insertResult: Database.Statement;
+  private readonly insertOutbox: Database.Statement | null;
+  private readonly recordConflict: Database.Statement;
+  private readonly recordConflictOnce: Database.Statement;
+  private readonly storedRow: Database.Statement;
+  private readonly storedDigest: Database.Statement;
+  private readonly insertAudit: Database.Statement;
+
+  constructor(db: Database.Database, sinks: readonly string[]) {
+    this.insertResult = db.prepare(INSERT_RESULT);
+    this.insertOutbox = sinks.length > 0 ? db.prepare(insertOutboxSql(sinks)) : null;
+    // A repeated identical conflicting replay is the same conflict seen again, not a new one.
+    this.recordConflict = db.prepare(
+      `${CONFLICT_COLUMNS} ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`,
+    );
+    this.recordConflictOnce = db.prepare(`${CONFLICT_COLUMNS} ON CONFLICT (dedup_key, origin, incoming_digest) DO NOTHING`);
+    this.storedRow = db.prepare(`SELECT r.*, c.received_at AS capture_received_at, c.raw_sha256 AS capture_raw_sha256
+      FROM results r JOIN captures c ON c.id = r.capture_id WHERE r.resulted_at = ? AND r.dedup_key = ?`);
+    this.storedDigest = db.prepare('SELECT clinical_digest FROM results WHERE resulted_at = ? AND dedup_key = ?').pluck();
+    this.insertAudit = db.prepare('INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, ?, ?, ?, ?)');
+  }
+
+  /** Writes every result of a message; returns the tally and the keys now counted for this capture. */
+  writeAll(results: readonly KeyedResult[], ctx: WriteContext): { tally: Tally; keys: string[] } {
+    const tally: Tally = { inserted: 0, absorbed: 0, conflicts: 0 };
+    const keys: string[] = [];
+    for (const result of results) {
+      const { fate, key } = this.write(result, ctx);
+      keys.push(key);
+      if (fate === 'inserted') tally.inserted++;
+      else if (fate === 'absorbed') tally.absorbed++;
+      else tally.conflicts++;
+    }
+    return { tally, keys };
+  }
+
+  /** Appends one audit entry. */
+  audit(at: number, actor: string, action: string, subject: string | null, detail: string | null): void {
+    this.insertAudit.run(at, actor, action, subject, detail);
+  }
+
+  private write(result: KeyedResult, ctx: WriteContext): { fate: ResultFate; key: string } {
+    const captureId = ctx.capture.id;
+    const stamped: KeyedResult = { ...result, source: { ...result.source, captureId } };
+    const payload = buildPayload(stamped, ctx.capture);
+    const key = payload.dedupKey;
+    const digest = clinicalDigest(result);
+    const recounted = ctx.counted?.has(key) ? this.recount(payload, digest, ctx) : null;
+    if (recounted !== null) return { fate: recounted, key };
+    const row = this.insertResult.get(resultColumns(stamped, key, payload.recordId, digest, ctx.now)) as
+      | { load_count: number }
+      | undefined;
+    let fate: ResultFate;
+    if (row === undefined) {
+      this.conflict(payload, digest, ctx, this.recordConflict);
+      fate = 'conflict';
+    } else if (row.load_count === 1) {
+      // QC results are kept for the record but are not patient results: never forwarded.
+      if (!result.qc) this.enqueue(payload, ctx);
+      fate = 'inserted';
+    } else {
+      fate = 'absorbed';
+    }
+    this.insertAudit.run(ctx.now, ctx.actor, fate, key, `{"captureId":${captureId}}`);
+    return { fate, key };
+  }
+
+  // The message was received once: a result this capture was already counted for changes nothing,
+  // unless the corrected configuration now reads it differently, which is a conflict a person must see.
+  // Null when the stored row is gone (retention): the result is then written as on first ingest.
+  private recount(payload: ResultPayload, digest: string, ctx: WriteContext): ResultFate | null {
+    const stored = this.storedDigest.get(payload.result.resultedAt, payload.dedupKey) as string | undefined;
+    if (stored === undefined) return null;
+    if (stored === digest) return 'absorbed';
+    if (this.conflict(payload, digest, ctx, this.recordConflictOnce) > 0) {
+      this.insertAudit.run(ctx.now, ctx.actor, 'conflict', payload.dedupKey, `{"captureId":${ctx.capture.id}}`);
+    }
+    return 'conflict';
+  }
+
+  private enqueue(payload: ResultPayload, ctx: WriteContext): void {
+    if (this.insertOutbox === null) return;
+    const json = JSON.stringify(payload);
+    this.insertOutbox.run({ key: payload.dedupKey, now: ctx.now, payload: json, sha: hash('sha256', json) });
+  }
+
+  // Returns the number of conflict rows written (0 when recordConflictOnce finds it already recorded).
+  private conflict(incoming: ResultPayload, digest: string, ctx: WriteContext, statement: Database.Statement): number {
+    const row = this.storedRow.get(incoming.result.resultedAt, incoming.dedupKey) as
+      | (ResultRow & { capture_received_at: number; capture_raw_sha256: string })
+      | undefined;
+    if (row === undefined) throw new Error(`conflict on ${incoming.dedupKey} but no stored result`);
+    const storedResult = rowToResult(row);
+    const stored = buildPayload(storedResult, { receivedAt: row.capture_received_at, rawSha256: row.capture_raw_sha256 });
+    const reason = `same key, different clinical content: ${differingFields(storedResult, incoming.result).join(', ')}`;
+    const args = [incoming.dedupKey, JSON.stringify(stored), JSON.stringify(incoming), digest, ctx.capture.id, reason, ctx.now];
+    return statement.run(...args).changes;
+  }
+}

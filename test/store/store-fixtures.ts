@@ -1,0 +1,82 @@
+// Messages, a temporary data directory and table dumps for the store tests.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { InboundMessage, Rejection } from '../../src/message.js';
+import type { KeyedResult } from '../../src/result.js';
+import { openStore, type Store, type StoreOptions } from '../../src/store/store.js';
+
+/** A potassium-like final result; `n` varies the accession so results get distinct keys. */
+export function result(n: number, overrides: Partial<KeyedResult> = {}): KeyedResult {
+  return {
+    accession: `A${100 + n}`,
+    analyteLoinc: '2823-3',
+    instrumentId: 'chem-1',
+    resultedAt: '2026-07-01T14:30:00+00:00',
+    valueText: '4.1',
+    value: 4.1,
+    comparator: null,
+    unit: 'mmol/L',
+    status: 'final',
+    flags: [],
+    referenceRange: '3.5-5.1',
+    qc: false,
+    source: { gatewayId: 'gw-1', driver: 'astm', analyzerCode: 'K', captureId: null },
+    ...overrides,
+  };
+}
+
+/** One inbound message from chem-1 carrying `results`. */
+export function message(results: KeyedResult[], rejections: Rejection[] = [], raw = 'H|\\^&\rR|1|K|4.1\rL|1\r'): InboundMessage {
+  return {
+    capture: { instrumentId: 'chem-1', protocol: 'astm', receivedAt: Date.UTC(2026, 6, 1, 14, 30, 5), raw: Buffer.from(raw, 'latin1') },
+    results,
+    rejections,
+  };
+}
+
+/** A clock tests move by hand. */
+export function manualClock(start = Date.UTC(2026, 6, 1, 15, 0, 0)): { now: () => number; advance: (ms: number) => void } {
+  let t = start;
+  return { now: () => t, advance: (ms) => void (t += ms) };
+}
+
+/** A fresh data directory and a way to open stores on it; `cleanup` closes them and removes the directory. */
+export function scratch(): {
+  dataDir: string;
+  clock: { now: () => number; advance: (ms: number) => void };
+  open: (options?: Partial<StoreOptions>) => Store;
+  cleanup: () => void;
+} {
+  const dataDir = mkdtempSync(join(tmpdir(), 'labgate-store-'));
+  const opened: Store[] = [];
+  const clock = manualClock();
+  return {
+    dataDir,
+    clock,
+    open: (options = {}) => {
+      const store = openStore({ dataDir, sinks: ['postgres', 'lims'], now: clock.now, ...options });
+      opened.push(store);
+      return store;
+    },
+    cleanup: () => {
+      for (const store of opened) if (store.db.open) store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every row of every table, with the named columns dropped, in a stable order. */
+export function dumpTables(store: Store, drop: Record<string, readonly string[]> = {}): Record<string, unknown[]> {
+  const tables = ['captures', 'results', 'outbox', 'conflicts', 'audit'];
+  const dump: Record<string, unknown[]> = {};
+  for (const table of tables) {
+    const rows = store.db.prepare(`SELECT * FROM ${table} ORDER BY 1`).all() as Record<string, unknown>[];
+    dump[table] = rows.map((row) => {
+      const copy = { ...row };
+      for (const column of drop[table] ?? []) delete copy[column];
+      return copy;
+    });
+  }
+  return dump;
+}
