@@ -26,7 +26,12 @@ function register(name: string, summary: string, load: CommandEntry['load']): vo
   commands[name] = { summary, load };
 }
 
+register('run', 'run the gateway (the systemd service)', () => import('./commands/run.js'));
 register('decode', 'decode a capture as the gateway would, one JSON line per result', () => import('./commands/decode.js'));
+register('check-config', 'validate the configuration file without starting anything', () => import('./commands/check-config.js'));
+register('status', 'per sink: pending, sent, dead, conflicts, oldest pending, rate, time to drain', () => import('./commands/status.js'));
+register('dead-letter', 'list, retry or purge results a sink refused for good (audited)', () => import('./commands/dead-letter.js'));
+register('pg-migrate', 'create or upgrade the central PostgreSQL schema, or print its SQL', () => import('./commands/pg-migrate.js'));
 
 const usage = (): string =>
   [

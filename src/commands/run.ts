@@ -1,0 +1,58 @@
+// `labgate run --config FILE`: the service systemd starts. The only place that reads the environment, handles
+// signals and reports readiness to the service manager.
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import type { Command } from '../cli.js';
+import { loadConfig } from '../config/load.js';
+import type { StatFs } from '../disk-guard.js';
+import { systemClock } from '../driver.js';
+import { LabgateError } from '../errors.js';
+import { Gateway } from '../gateway/gateway.js';
+import { createLogger } from '../logger.js';
+import { SystemdNotifier } from '../systemd/notify.js';
+
+const help = `Usage: labgate run --config FILE
+
+Runs the gateway: opens the store in gateway.dataDir, starts the sinks' drains, the HTTP listener
+(/healthz, /metrics, the status page) and every enabled instrument. SIGTERM or SIGINT stops it cleanly.`;
+
+export const command: Command = async (args, io) => {
+  const { values } = parseArgs({ args, options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    io.stdout.write(help + '\n');
+    return 0;
+  }
+  const file = values.config ?? io.env['LABGATE_CONFIG'] ?? '/etc/labgate/labgate.yaml';
+  const config = loadConfig(file);
+  const log = createLogger({ level: config.gateway.logLevel, gateway: config.gateway.id });
+  const notifier = new SystemdNotifier({ env: io.env, pid: process.pid, log });
+  const statfs = faultStatfs(io.env['LABGATE_FAULT_STATFS_FILE']);
+  const gateway = new Gateway(config, { clock: systemClock, random: Math.random, log, processMetrics: true, ...(statfs ? { statfs } : {}) });
+  try {
+    await gateway.start();
+  } catch (err) {
+    await gateway.stop().catch(() => {});
+    if (err instanceof LabgateError) throw err;
+    log.fatal({ err }, 'gateway failed to start');
+    log.flush();
+    return 1;
+  }
+  await notifier.ready('accepting results');
+  const stopWatchdog = notifier.startWatchdog(systemClock);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  log.info({ signal }, 'stopping');
+  stopWatchdog();
+  await notifier.stopping();
+  await gateway.stop();
+  log.flush();
+  return 0;
+};
+
+/** Test-only fault hook: free bytes read from a file stand in for the filesystem's (the full-disk test). */
+function faultStatfs(file: string | undefined): StatFs | undefined {
+  if (!file) return undefined;
+  return async () => ({ bavail: Number((await readFile(file, 'utf8')).trim()), bsize: 1 });
+}

@@ -1,0 +1,176 @@
+// The gateway: store, drains, HTTP, disk guard and instruments, started in that order and stopped in reverse.
+// Recovery after a power cut needs no replay step: a capture and its results commit in one transaction, so the
+// store never holds a journaled-but-unprocessed message; only in-flight deliveries are released.
+import type { Config } from '../config/schema.js';
+import type { Clock, DriverEvent } from '../driver.js';
+import { bindInstruments } from '../drivers.js';
+import { DiskGuard, type StatFs } from '../disk-guard.js';
+import { Drain } from '../delivery/drain.js';
+import { LabgateError } from '../errors.js';
+import { sinkLogger, type Logger } from '../logger.js';
+import { Metrics } from '../metrics.js';
+import type { Sink } from '../sinks/sink.js';
+import { openStore, type Store } from '../store/store.js';
+import type { SerialPortFactory } from '../transport/endpoint.js';
+import { healthRoute, type SinkHealth } from '../web/health.js';
+import { metricsRoute } from '../web/metrics.js';
+import { WebServer } from '../web/server.js';
+import { createIngestPort } from './ingest-port.js';
+import { superviseInstruments, type InstrumentHandle } from './instruments.js';
+import { buildSinks, enabledSinkNames } from './sinks.js';
+
+/** What the composition root injects (tests and the demo replace the serial ports, sinks and disk probe). */
+export interface GatewayDeps {
+  clock: Clock;
+  random: () => number;
+  log: Logger;
+  createSerialPort?: SerialPortFactory;
+  /** Sinks to use instead of building them from the configuration (the demo's embedded PostgreSQL). */
+  sinks?: Sink[];
+  statfs?: StatFs;
+  onDriverEvent?: (instrument: string, event: DriverEvent) => void;
+  processMetrics?: boolean;
+}
+
+/** One running gateway. */
+export class Gateway {
+  readonly metrics: Metrics;
+  store: Store | undefined;
+  web: WebServer | undefined;
+  drains: Drain[] = [];
+  instruments: InstrumentHandle[] = [];
+  private sinks: Sink[] = [];
+  private disk: DiskGuard | undefined;
+  private stopping = false;
+  private ready = false;
+
+  constructor(
+    readonly config: Config,
+    private readonly deps: GatewayDeps,
+  ) {
+    this.metrics = new Metrics({ now: deps.clock.now, processMetrics: deps.processMetrics ?? false });
+  }
+
+  /** True while new messages may be committed (not shutting down, disk above its floor). */
+  accepting(): boolean {
+    return !this.stopping && (this.disk?.accepting() ?? true);
+  }
+
+  isReady(): boolean {
+    return this.ready;
+  }
+
+  /** Opens the store (taking the data-directory lock), then drains, HTTP, disk guard and instruments. */
+  async start(): Promise<{ httpPort: number }> {
+    const { config, deps } = this;
+    const bound = bindInstruments(config);
+    if (bound.kind === 'invalid') {
+      throw new LabgateError('CONFIG_INVALID', bound.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
+    }
+    const sinkNames = deps.sinks ? deps.sinks.map((s) => s.name) : enabledSinkNames(config);
+    const store = openStore({ dataDir: config.gateway.dataDir, sinks: sinkNames, now: deps.clock.now });
+    this.store = store;
+    store.outbox.resetInFlight();
+    this.startDrains(store);
+    this.disk = new DiskGuard({
+      path: config.gateway.dataDir,
+      floorBytes: config.gateway.diskFloorMb * 1024 * 1024,
+      clock: deps.clock,
+      log: deps.log.child({ part: 'disk' }),
+      ...(deps.statfs ? { statfs: deps.statfs } : {}),
+    });
+    await this.disk.check();
+    this.disk.start();
+    const address = await this.startWeb(store);
+    const ingest = createIngestPort({
+      store,
+      accepting: () => this.accepting(),
+      onCommitted: () => this.drains.forEach((d) => d.notify()),
+      log: deps.log,
+    });
+    this.instruments = superviseInstruments(config, {
+      bound: bound.instruments,
+      ingest,
+      accepting: () => this.accepting(),
+      clock: deps.clock,
+      random: deps.random,
+      log: deps.log,
+      metrics: this.metrics,
+      ...(deps.createSerialPort ? { createSerialPort: deps.createSerialPort } : {}),
+      ...(deps.onDriverEvent ? { onEvent: deps.onDriverEvent } : {}),
+    });
+    for (const instrument of this.instruments) instrument.supervisor.start();
+    this.ready = true;
+    deps.log.info({ instruments: this.instruments.length, sinks: sinkNames, httpPort: address.port }, 'gateway ready');
+    return { httpPort: address.port };
+  }
+
+  /** Refuses new messages, lets an in-flight commit finish, closes ports, ends drains, closes the store. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.ready = false;
+    await Promise.allSettled(this.instruments.map((i) => i.supervisor.stop()));
+    await Promise.allSettled(this.instruments.map((i) => i.endpoint.close()));
+    await Promise.allSettled(this.drains.map((d) => d.stop()));
+    await Promise.allSettled(this.sinks.map((s) => s.close()));
+    this.disk?.stop();
+    await this.web?.stop();
+    this.store?.close();
+    this.deps.log.info({}, 'gateway stopped');
+  }
+
+  /** Each sink's drain status beside its backlog, for health, the status page and metrics. */
+  sinkHealth(): SinkHealth[] {
+    const counts = this.store?.outbox.counts() ?? [];
+    const now = this.deps.clock.now();
+    return this.drains.map((drain) => {
+      const status = drain.status();
+      const c = counts.find((x) => x.sink === status.sink);
+      const oldest = c?.oldestPendingAt ?? null;
+      return {
+        sink: status.sink,
+        pending: c?.pending ?? 0,
+        oldestAgeSeconds: oldest === null ? 0 : Math.max(0, Math.round((now - oldest) / 1000)),
+        dead: c?.dead ?? 0,
+        conflicts: c?.conflict ?? 0,
+        circuit: status.circuit,
+        ...(status.lastError && status.circuit !== 'closed' ? { reason: status.lastError } : {}),
+      };
+    });
+  }
+
+  private startDrains(store: Store): void {
+    const { config, deps } = this;
+    this.sinks = deps.sinks ?? buildSinks(config, { log: deps.log, now: deps.clock.now });
+    this.drains = this.sinks.map((sink) => {
+      const batchSize = sink.name === 'lims' ? (config.sinks.lims?.batchSize ?? 64) : (config.sinks.postgres?.batchSize ?? 500);
+      return new Drain({
+        sink,
+        outbox: store.outbox,
+        policy: { backoff: config.delivery.backoff, probeIntervalMs: config.delivery.probeIntervalMs, batchSize, inFlight: config.delivery.inFlight },
+        clock: deps.clock,
+        random: deps.random,
+        log: sinkLogger(deps.log, sink.name),
+      });
+    });
+    this.metrics.setBacklogSource(() => this.sinkHealth());
+    for (const drain of this.drains) drain.start();
+  }
+
+  private async startWeb(store: Store): Promise<{ port: number }> {
+    const { config, deps } = this;
+    this.web = new WebServer({ host: config.gateway.http.host, port: config.gateway.http.port, log: deps.log.child({ part: 'http' }) });
+    this.web.route(
+      healthRoute({
+        ready: () => this.ready,
+        store: () => (store.db.open ? { writable: this.disk?.accepting() ?? true } : { writable: false, reason: 'store closed' }),
+        ...(this.disk ? { disk: () => this.disk!.status() } : {}),
+        instruments: () => this.instruments.map((i) => i.supervisor.snapshot()),
+        sinks: () => this.sinkHealth(),
+        thresholds: config.alerts,
+      }),
+    );
+    this.web.route(metricsRoute(this.metrics));
+    return this.web.start();
+  }
+}

@@ -1,0 +1,39 @@
+// From the store's ingest (which throws on a full disk or an I/O error) to the drivers' typed IngestPort.
+// ARCHITECTURE.md invariant 1: `committed` is returned only after the transaction is durable; anything else
+// makes the driver refuse the message (NAK / AR) so the analyzer keeps it.
+import type { IngestPort } from '../driver.js';
+import type { Store } from '../store/store.js';
+
+export interface IngestPortOptions {
+  store: Store;
+  /** False while the disk guard or a shutdown refuses new messages. */
+  accepting: () => boolean;
+  /** Called after a commit that created outbox rows (wakes the drains). */
+  onCommitted: () => void;
+  log: { error(obj: object, msg?: string): void };
+}
+
+/** Builds the one IngestPort every driver runner commits through. */
+export function createIngestPort(options: IngestPortOptions): IngestPort {
+  return (message) => {
+    if (!options.accepting()) return { kind: 'unavailable', reason: 'the gateway is not accepting messages now' };
+    try {
+      const summary = options.store.ingest(message);
+      if (summary.inserted > 0) options.onCommitted();
+      return { kind: 'committed', summary, rejections: message.rejections };
+    } catch (err) {
+      const reason = describeStoreError(err);
+      options.log.error({ instrument: message.capture.instrumentId, reason }, 'commit failed; the analyzer keeps the message');
+      return { kind: 'unavailable', reason };
+    }
+  };
+}
+
+/** A store failure in words a technician can act on (SQLite codes, never message content). */
+export function describeStoreError(err: unknown): string {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (code === 'SQLITE_FULL') return 'the disk is full';
+  if (typeof code === 'string' && code.startsWith('SQLITE_IOERR')) return `disk I/O error (${code})`;
+  if (typeof code === 'string') return `store error ${code}`;
+  return `store error: ${(err as Error | undefined)?.message ?? String(err)}`;
+}

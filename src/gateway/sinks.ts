@@ -1,0 +1,32 @@
+// The configured sinks, built from the `sinks` section. Secrets are read from files here, never from the YAML.
+import type { Config } from '../config/schema.js';
+import { sinkLogger, type Logger } from '../logger.js';
+import { createLimsSink } from '../sinks/lims.js';
+import { createPostgresSink } from '../sinks/postgres.js';
+import type { Sink } from '../sinks/sink.js';
+
+/** Names of the enabled sinks, in a fixed order (postgres, lims): each new result gets one outbox row per name. */
+export function enabledSinkNames(config: Config): string[] {
+  const names: string[] = [];
+  if (config.sinks.postgres && config.sinks.postgres.enabled) names.push('postgres');
+  if (config.sinks.lims && config.sinks.lims.enabled) names.push('lims');
+  return names;
+}
+
+/** Builds every enabled sink. */
+export function buildSinks(config: Config, deps: { log: Logger; now: () => number }): Sink[] {
+  const sinks: Sink[] = [];
+  const pgConfig = config.sinks.postgres;
+  if (pgConfig && pgConfig.enabled) {
+    sinks.push(
+      createPostgresSink({ ...pgConfig, gatewayId: config.gateway.id }, { log: sinkLogger(deps.log, 'postgres') }),
+    );
+  }
+  const limsConfig = config.sinks.lims;
+  if (limsConfig && limsConfig.enabled) {
+    sinks.push(
+      createLimsSink(limsConfig, { now: deps.now, log: sinkLogger(deps.log, 'lims'), gatewayId: config.gateway.id }),
+    );
+  }
+  return sinks;
+}
