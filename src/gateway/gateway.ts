@@ -5,7 +5,8 @@ import type { Config } from '../config/schema.js';
 import type { Clock, DriverEvent } from '../driver.js';
 import { bindInstruments } from '../drivers.js';
 import { DiskGuard, type StatFs } from '../disk-guard.js';
-import { Drain } from '../delivery/drain.js';
+import type { Drain } from '../delivery/drain.js';
+import { createDrains } from '../delivery/drains.js';
 import { LabgateError } from '../errors.js';
 import { sinkLogger, type Logger } from '../logger.js';
 import { Metrics } from '../metrics.js';
@@ -28,6 +29,10 @@ export interface GatewayDeps {
   /** Sinks to use instead of building them from the configuration (the demo's embedded PostgreSQL). */
   sinks?: Sink[];
   statfs?: StatFs;
+  /** How often the disk guard measures free space (default 5 s); the full-disk test shortens it. */
+  diskIntervalMs?: number;
+  /** Test-only fault hook run just before each commit (see createIngestPort). */
+  beforeCommit?: () => void;
   onDriverEvent?: (instrument: string, event: DriverEvent) => void;
   processMetrics?: boolean;
 }
@@ -78,6 +83,7 @@ export class Gateway {
       clock: deps.clock,
       log: deps.log.child({ part: 'disk' }),
       ...(deps.statfs ? { statfs: deps.statfs } : {}),
+      ...(deps.diskIntervalMs ? { intervalMs: deps.diskIntervalMs } : {}),
     });
     await this.disk.check();
     this.disk.start();
@@ -87,6 +93,7 @@ export class Gateway {
       accepting: () => this.accepting(),
       onCommitted: () => this.drains.forEach((d) => d.notify()),
       log: deps.log,
+      ...(deps.beforeCommit ? { beforeCommit: deps.beforeCommit } : {}),
     });
     this.instruments = superviseInstruments(config, {
       bound: bound.instruments,
@@ -142,17 +149,14 @@ export class Gateway {
   private startDrains(store: Store): void {
     const { config, deps } = this;
     this.sinks = deps.sinks ?? buildSinks(config, { log: deps.log, now: deps.clock.now });
-    this.drains = this.sinks.map((sink) => {
-      const batchSize = sink.name === 'lims' ? (config.sinks.lims?.batchSize ?? 64) : (config.sinks.postgres?.batchSize ?? 500);
-      return new Drain({
-        sink,
-        outbox: store.outbox,
-        policy: { backoff: config.delivery.backoff, probeIntervalMs: config.delivery.probeIntervalMs, batchSize, inFlight: config.delivery.inFlight },
-        clock: deps.clock,
-        random: deps.random,
-        log: sinkLogger(deps.log, sink.name),
-      });
+    const drains = createDrains(this.sinks, {
+      config,
+      outbox: store.outbox,
+      clock: deps.clock,
+      random: deps.random,
+      log: (sink) => sinkLogger(deps.log, sink),
     });
+    this.drains = [...drains.values()];
     this.metrics.setBacklogSource(() => this.sinkHealth());
     for (const drain of this.drains) drain.start();
   }

@@ -1,29 +1,149 @@
 // The outbox side of the store: claiming due rows per sink and recording each row's outcome.
-// STUB: the delivery-engine work (issue 5) fills this in; the method names below are the agreed contract.
+// Durability rules: a claim writes nothing (rows in flight are excluded in memory, so after a crash every
+// unfinished row is simply due again); every batch's outcomes are recorded in ONE synchronous transaction, committed
+// without waiting for fsync (a lost mark only means a re-delivery the sink absorbs); synchronous is restored after.
 import type Database from 'better-sqlite3';
 import type { OutboxRow, Outcome } from '../sinks/sink.js';
+import { OutboxOperator } from './outbox-operator.js';
+
+// recordId is read from the payload's text: the pattern `"recordId":"` can only be the top-level key (a quote inside
+// a JSON string is escaped), and a string search costs a fraction of json_extract on the claim's hot path.
+const DUE = `FROM outbox WHERE sink = ? AND state = 'pending' AND next_attempt_at <= ?
+  AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY next_attempt_at, id LIMIT ?`;
+const ROW_COLUMNS = `id, sink, dedup_key, substr(payload, instr(payload, '"recordId":"') + 12, 36), attempts, etag, payload, payload_sha256`;
+type RawRow = [number, string, string, string, number, string | null, string, string];
+
+/** The claim query (exported so a test can EXPLAIN it): parameters sink, now, JSON array of in-flight ids, limit. */
+export const CLAIM_SQL = `SELECT ${ROW_COLUMNS} ${DUE}`;
 
 /** Outbox operations on the store's one SQLite connection. */
-export class Outbox {
-  constructor(
-    private readonly db: Database.Database,
-    private readonly now: () => number,
-  ) {}
+export class Outbox extends OutboxOperator {
+  private readonly inFlight = new Map<string, Set<number>>();
+  private readonly due: Database.Statement;
+  private readonly dueAt: Database.Statement;
+  private readonly record: (sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => void;
 
-  /** Up to `limit` pending rows of `sink` due at `now`, oldest due first; served by the partial index outbox_due. */
-  claimDue(_sink: string, _limit: number): OutboxRow[] {
-    void this.db;
-    void this.now;
-    throw new Error('not implemented');
+  constructor(db: Database.Database, now: () => number) {
+    super(db, now);
+    // Served by the partial index outbox_due: cost follows `limit` and the rows in flight, never the backlog.
+    // Raw arrays: better-sqlite3 builds them faster than keyed objects, and the claim is on the hot path.
+    this.due = db.prepare(CLAIM_SQL).raw();
+    this.dueAt = db.prepare(`SELECT next_attempt_at ${DUE}`).pluck();
+    const stmts = prepareOutcomes(db);
+    this.record = db.transaction((sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => {
+      const at = this.now();
+      const sent: number[] = [];
+      rows.forEach((row, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome.kind === 'delivered' && outcome.etag === undefined) sent.push(row.id);
+        else applyOutcome(stmts, sink, row, outcome, retryAt[i] ?? null, at);
+      });
+      // One statement for the common case: a whole batch delivered.
+      if (sent.length > 0) stmts.sentMany.run(at, at, JSON.stringify(sent));
+    });
   }
 
-  /** Records one outcome per row in ONE transaction (with the retry time decided by the delivery engine). */
-  recordOutcomes(_sink: string, _rows: readonly OutboxRow[], _outcomes: readonly Outcome[], _retryAt: readonly (number | null)[]): void {
-    throw new Error('not implemented');
+  /** Up to `limit` pending rows of `sink` due now and not already in flight, oldest due first; they stay in flight until recorded or released. */
+  claimDue(sink: string, limit: number): OutboxRow[] {
+    const flying = this.flying(sink);
+    const raw = this.due.all(sink, this.now(), JSON.stringify([...flying]), limit) as RawRow[];
+    return raw.map(([id, rowSink, dedupKey, recordId, attempts, etag, payload, payloadSha256]) => {
+      flying.add(id);
+      return { id, sink: rowSink, dedupKey, recordId, attempts, etag, payload, payloadSha256 };
+    });
   }
 
-  /** Earliest next_attempt_at of a pending row of `sink`, or null when none is pending. */
-  nextDueAt(_sink: string): number | null {
-    throw new Error('not implemented');
+  /** Records one outcome per row in ONE transaction; `retryAt[i]` null keeps the row's due time (sink-wide pauses). */
+  recordOutcomes(sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]): void {
+    if (outcomes.length !== rows.length) throw new Error(`recordOutcomes: ${rows.length} rows but ${outcomes.length} outcomes`);
+    // An outcome mark need not wait for fsync: losing it to a power cut only re-delivers the rows, which every sink
+    // absorbs (invariant 5), and WAL order means the next FULL commit (an ingest) makes it durable too. Waiting on
+    // fsync here would stall the event loop, and with it every other batch in flight, once per batch.
+    const level = this.db.pragma('synchronous', { simple: true }) as number;
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      this.record(sink, rows, outcomes, retryAt);
+    } finally {
+      this.db.pragma(`synchronous = ${level}`);
+      this.release(sink, rows);
+    }
+  }
+
+  /** Returns claimed rows to the due set without recording anything (a batch abandoned before its outcome). */
+  release(sink: string, rows: readonly OutboxRow[]): void {
+    const flying = this.flying(sink);
+    for (const row of rows) flying.delete(row.id);
+  }
+
+  /** Rows of `sink` currently claimed and not yet recorded. */
+  inFlightCount(sink: string): number {
+    return this.flying(sink).size;
+  }
+
+  /** Earliest next_attempt_at of a pending row of `sink` that is not in flight, or null when none is. */
+  nextDueAt(sink: string): number | null {
+    const at = this.dueAt.get(sink, Number.MAX_SAFE_INTEGER, JSON.stringify([...this.flying(sink)]), 1) as number | undefined;
+    return at ?? null;
+  }
+
+  /** Forgets every in-flight claim (after the drains have stopped); the rows are due again as they were. */
+  resetInFlight(): void {
+    this.inFlight.clear();
+  }
+
+  private flying(sink: string): Set<number> {
+    let set = this.inFlight.get(sink);
+    if (!set) {
+      set = new Set();
+      this.inFlight.set(sink, set);
+    }
+    return set;
+  }
+}
+
+interface OutcomeStatements {
+  sent: Database.Statement;
+  sentMany: Database.Statement;
+  retry: Database.Statement;
+  dead: Database.Statement;
+  conflict: Database.Statement;
+  conflictRow: Database.Statement;
+  audit: Database.Statement;
+}
+
+function prepareOutcomes(db: Database.Database): OutcomeStatements {
+  return {
+    sent: db.prepare(`UPDATE outbox SET state = 'sent', etag = coalesce(?, etag), sent_at = ?, updated_at = ?, last_error = NULL
+      WHERE id = ? AND state = 'pending'`),
+    sentMany: db.prepare(`UPDATE outbox SET state = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
+      WHERE id IN (SELECT value FROM json_each(?)) AND state = 'pending'`),
+    // A sink-wide failure (retryAt null) keeps the row's attempts and due time: an outage never ages a result.
+    retry: db.prepare(`UPDATE outbox SET attempts = attempts + ?, next_attempt_at = coalesce(?, next_attempt_at), last_error = ?,
+      updated_at = ? WHERE id = ? AND state = 'pending'`),
+    dead: db.prepare(`UPDATE outbox SET state = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ? WHERE id = ? AND state = 'pending'`),
+    conflict: db.prepare(`UPDATE outbox SET state = 'conflict', last_error = ?, updated_at = ? WHERE id = ? AND state = 'pending'`),
+    conflictRow: db.prepare(`INSERT INTO conflicts (dedup_key, origin, stored_payload, incoming_payload, incoming_digest, reason, detected_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`),
+    audit: db.prepare(`INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, 'gateway', ?, ?, ?)`),
+  };
+}
+
+function applyOutcome(s: OutcomeStatements, sink: string, row: OutboxRow, outcome: Outcome, retryAt: number | null, at: number): void {
+  switch (outcome.kind) {
+    case 'delivered':
+      s.sent.run(outcome.etag ?? null, at, at, row.id);
+      return;
+    case 'retry':
+      s.retry.run(retryAt === null ? 0 : 1, retryAt, outcome.reason, at, row.id);
+      return;
+    case 'dead':
+      s.dead.run(outcome.reason, at, row.id);
+      s.audit.run(at, 'dead-letter', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
+      return;
+    case 'conflict':
+      s.conflict.run(outcome.reason, at, row.id);
+      s.conflictRow.run(row.dedupKey, sink, outcome.theirs ?? '', row.payload, row.payloadSha256, outcome.reason, at);
+      s.audit.run(at, 'sink-conflict', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
+      return;
   }
 }

@@ -1,0 +1,231 @@
+// One drain per sink: claims due outbox rows in batches, hands them to the sink, records every outcome in one
+// transaction per batch. Drains share nothing, so one sink's outage never delays another. Event-driven: it wakes
+// on notify() (new rows committed) and on one timer set to the next due or probe time; idle, it arms nothing.
+import type { Clock } from '../driver.js';
+import type { OutboxRow, Outcome, Sink } from '../sinks/sink.js';
+import type { Outbox } from '../store/outbox.js';
+import { retryAt, type BackoffPolicy } from './backoff.js';
+import { admit, closedCircuit, judgeBatch, stepCircuit, type CircuitState } from './circuit.js';
+import { DeliveryRate } from './rate.js';
+
+/** The part of the store a drain uses. */
+export type DrainOutbox = Pick<Outbox, 'claimDue' | 'recordOutcomes' | 'release' | 'nextDueAt'>;
+
+/** How a drain paces itself (from the `delivery` and sink sections of the configuration). */
+export interface DrainPolicy {
+  backoff: BackoffPolicy;
+  probeIntervalMs: number;
+  batchSize: number;
+  /** Batches in flight at once. */
+  inFlight: number;
+}
+
+/** Minimal logger (pino child loggers satisfy it). */
+export interface DrainLog {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** Everything a drain needs, injected. */
+export interface DrainOptions {
+  sink: Sink;
+  outbox: DrainOutbox;
+  policy: DrainPolicy;
+  clock: Clock;
+  random: () => number;
+  log?: DrainLog;
+}
+
+/** A drain's state for /healthz, /metrics and the status page. */
+export interface DrainStatus {
+  sink: string;
+  circuit: CircuitState['kind'];
+  /** When a paused sink is probed next (epoch ms), or null. */
+  nextProbeAt: number | null;
+  pausedSince: number | null;
+  lastError: string | null;
+  delivered: number;
+  deadLettered: number;
+  conflicts: number;
+  /** Results delivered per second over the last minute. */
+  recentRate: number;
+  batchesInFlight: number;
+}
+
+const silent: DrainLog = { info: () => {}, warn: () => {}, error: () => {} };
+
+/** Delivers one sink's outbox. */
+export class Drain {
+  private circuit: CircuitState = closedCircuit;
+  private running = false;
+  private timer: { handle: unknown; at: number } | null = null;
+  private pumpQueued = false;
+  private readonly batches = new Set<Promise<void>>();
+  /** Batches the sink is working on (the in-flight bound); a batch being recorded no longer counts. */
+  private sending = 0;
+  private abort = new AbortController();
+  private readonly rate: DeliveryRate;
+  private readonly counters = { delivered: 0, dead: 0, conflicts: 0 };
+  private lastError: string | null = null;
+  private readonly log: DrainLog;
+
+  constructor(private readonly options: DrainOptions) {
+    this.log = options.log ?? silent;
+    this.rate = new DeliveryRate(60_000);
+  }
+
+  /** Begins delivering whatever is due. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.abort = new AbortController();
+    this.pump();
+  }
+
+  /** Stops claiming, aborts the sink's in-flight work and waits for every batch's outcome to be recorded. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.disarm();
+    this.abort.abort();
+    while (this.batches.size > 0) await Promise.allSettled([...this.batches]);
+  }
+
+  /** New rows were committed for this sink: deliver them soon (coalesced; never on the caller's stack). */
+  notify(): void {
+    if (!this.running || this.pumpQueued) return;
+    this.pumpQueued = true;
+    queueMicrotask(() => {
+      this.pumpQueued = false;
+      this.pump();
+    });
+  }
+
+  /** State for status and health. */
+  status(): DrainStatus {
+    const c = this.circuit;
+    return {
+      sink: this.options.sink.name,
+      circuit: c.kind,
+      nextProbeAt: c.kind === 'open' ? c.probeAt : null,
+      pausedSince: c.kind === 'closed' ? null : c.since,
+      lastError: this.lastError,
+      delivered: this.counters.delivered,
+      deadLettered: this.counters.dead,
+      conflicts: this.counters.conflicts,
+      recentRate: this.rate.perSecond(this.options.clock.now()),
+      batchesInFlight: this.batches.size,
+    };
+  }
+
+  private pump(): void {
+    if (!this.running) return;
+    this.disarm();
+    const { outbox, sink, policy, clock } = this.options;
+    while (this.sending < policy.inFlight) {
+      const admission = admit(this.circuit, clock.now());
+      if (admission.kind === 'wait') break;
+      const probe = admission.kind === 'probe';
+      const rows = outbox.claimDue(sink.name, probe ? 1 : policy.batchSize);
+      if (rows.length === 0) break;
+      if (probe) this.circuit = stepCircuit(this.circuit, { kind: 'probe-sent' }, policy);
+      this.launch(rows);
+    }
+    this.arm();
+  }
+
+  // One timer at most: the probe time while paused, else the next due row; none while batches are
+  // in flight at the limit (their completion pumps) or while nothing is pending.
+  private arm(): void {
+    const { outbox, sink, policy, clock } = this.options;
+    if (this.circuit.kind === 'half-open' || this.sending >= policy.inFlight) return;
+    const due = outbox.nextDueAt(sink.name);
+    if (due === null) return;
+    const at = this.circuit.kind === 'open' ? Math.max(due, this.circuit.probeAt) : due;
+    const delay = Math.max(at - clock.now(), 1);
+    this.timer = {
+      at,
+      handle: clock.setTimeout(() => {
+        this.timer = null;
+        this.pump();
+      }, delay),
+    };
+  }
+
+  private disarm(): void {
+    if (this.timer) this.options.clock.clearTimeout(this.timer.handle);
+    this.timer = null;
+  }
+
+  private launch(rows: OutboxRow[]): void {
+    const batch = this.deliver(rows).finally(() => {
+      this.batches.delete(batch);
+      this.pump();
+    });
+    this.batches.add(batch);
+  }
+
+  private async deliver(rows: OutboxRow[]): Promise<void> {
+    this.sending++;
+    let outcomes: Outcome[];
+    try {
+      outcomes = await this.ask(rows);
+    } finally {
+      this.sending--;
+    }
+    const now = this.options.clock.now();
+    this.judge(outcomes, now);
+    // The sink is free again: hand it the next batch before spending time on this one's bookkeeping.
+    this.pump();
+    try {
+      this.options.outbox.recordOutcomes(this.options.sink.name, rows, outcomes, this.retryTimes(rows, outcomes, now));
+    } catch (err) {
+      // The store refused (disk full, I/O error): the rows stay pending, and the drain pauses like for a down sink
+      // rather than re-sending the same batch in a tight loop (the sink absorbs the re-delivery later).
+      this.options.outbox.release(this.options.sink.name, rows);
+      this.log.error({ err, sink: this.options.sink.name }, 'recording delivery outcomes failed');
+      const reason = `store: ${(err as Error).message}`;
+      this.lastError = reason;
+      this.circuit = stepCircuit(this.circuit, { kind: 'sink-down', now, reason }, this.options.policy);
+      return;
+    }
+    this.observe(outcomes, now);
+  }
+
+  // A sink that throws or answers with the wrong number of outcomes has a bug; treat it as down, never as data.
+  private async ask(rows: OutboxRow[]): Promise<Outcome[]> {
+    try {
+      const outcomes = await this.options.sink.deliver(rows, this.abort.signal);
+      if (outcomes.length === rows.length) return outcomes;
+      throw new Error(`sink returned ${outcomes.length} outcomes for ${rows.length} rows`);
+    } catch (err) {
+      this.log.error({ err, sink: this.options.sink.name }, 'sink failed instead of returning outcomes');
+      return rows.map(() => ({ kind: 'retry', reason: `sink error: ${(err as Error).message}`, scope: 'sink' }));
+    }
+  }
+
+  private retryTimes(rows: readonly OutboxRow[], outcomes: readonly Outcome[], now: number): (number | null)[] {
+    const { policy, random } = this.options;
+    return outcomes.map((o, i) =>
+      o.kind === 'retry' && o.scope !== 'sink' ? retryAt(now, rows[i]!.attempts, policy.backoff, random, o.notBefore) : null,
+    );
+  }
+
+  private observe(outcomes: readonly Outcome[], now: number): void {
+    let delivered = 0;
+    for (const o of outcomes) {
+      if (o.kind === 'delivered') delivered++;
+      else if (o.kind === 'dead') this.counters.dead++;
+      else if (o.kind === 'conflict') this.counters.conflicts++;
+      else this.lastError = o.reason;
+    }
+    this.counters.delivered += delivered;
+    this.rate.add(now, delivered);
+  }
+
+  private judge(outcomes: readonly Outcome[], now: number): void {
+    const before = this.circuit.kind;
+    this.circuit = stepCircuit(this.circuit, judgeBatch(outcomes, now), this.options.policy);
+    if (before !== this.circuit.kind) this.log.warn({ sink: this.options.sink.name, circuit: this.circuit }, `circuit ${this.circuit.kind}`);
+  }
+}

@@ -1,0 +1,36 @@
+// One Drain per sink, paced from the configuration: the composition root's one call to set up delivery.
+import type { Config } from '../config/schema.js';
+import type { Clock } from '../driver.js';
+import type { Sink } from '../sinks/sink.js';
+import { Drain, type DrainLog, type DrainOutbox, type DrainPolicy } from './drain.js';
+
+/** The pacing of one sink's drain: the `delivery` section plus the sink's own batch size. */
+export function drainPolicy(config: Config, sink: string): DrainPolicy {
+  const section = sink === 'postgres' ? config.sinks.postgres : sink === 'lims' ? config.sinks.lims : undefined;
+  return {
+    backoff: config.delivery.backoff,
+    probeIntervalMs: config.delivery.probeIntervalMs,
+    inFlight: config.delivery.inFlight,
+    batchSize: section?.batchSize ?? 100,
+  };
+}
+
+/** A drain per sink, keyed by sink name; start them after the store opens, stop them before it closes. */
+export function createDrains(
+  sinks: readonly Sink[],
+  deps: { config: Config; outbox: DrainOutbox; clock: Clock; random: () => number; log?: (sink: string) => DrainLog },
+): Map<string, Drain> {
+  return new Map(
+    sinks.map((sink) => [
+      sink.name,
+      new Drain({
+        sink,
+        outbox: deps.outbox,
+        policy: drainPolicy(deps.config, sink.name),
+        clock: deps.clock,
+        random: deps.random,
+        ...(deps.log ? { log: deps.log(sink.name) } : {}),
+      }),
+    ]),
+  );
+}

@@ -1,0 +1,145 @@
+// The central PostgreSQL loader sink: one upsert+audit statement per batch (postgres-statement.ts), outcomes per
+// row. A server or network failure pauses the whole sink; a data error is isolated by bisecting the batch so that
+// only the poison row is dead-lettered. The sink never touches SQLite and never throws for I/O.
+import pg from 'pg';
+import { classifyPgError, describePgError } from './postgres-classify.js';
+import { poolConfig, type PostgresConnectionOptions } from './postgres-connection.js';
+import { batchParams, batchStatement, storedVersionsStatement, type LoadRow } from './postgres-statement.js';
+import type { OutboxRow, Outcome, Sink } from './sink.js';
+
+/** The PostgreSQL sink's configuration (the `postgres` section) plus the gateway's identity. */
+export interface PostgresSinkOptions extends PostgresConnectionOptions {
+  /** Sink name in the outbox; defaults to `postgres`. */
+  name?: string;
+  /** Schema holding result_load and result_load_audit. */
+  schema: string;
+  gatewayId: string;
+}
+
+/** What a test or the composition root may inject. */
+export interface PostgresSinkDeps {
+  /** A ready pool (tests share one with their assertions); otherwise one is made from the options. */
+  pool?: pg.Pool;
+  readSecret?: (path: string) => string;
+  log?: { warn(obj: object, msg?: string): void };
+}
+
+/** A PostgreSQL sink; `pool` is exposed for health checks. */
+export interface PostgresSink extends Sink {
+  readonly pool: pg.Pool;
+}
+
+type Slot = { index: number; load: LoadRow };
+
+/** Builds the PostgreSQL sink. */
+export function createPostgresSink(options: PostgresSinkOptions, deps: PostgresSinkDeps = {}): PostgresSink {
+  const owned = deps.pool === undefined;
+  const pool = deps.pool ?? new pg.Pool(poolConfig(options, deps.readSecret));
+  // An idle client whose socket dies emits 'error' on the pool; unhandled, it would kill the gateway.
+  if (owned) pool.on('error', (err) => deps.log?.warn({ err: describePgError(err) }, 'idle PostgreSQL connection failed'));
+  return new PostgresLoader(options, pool, owned);
+}
+
+type Answer = { dedup_key: string; inserted: boolean; conflict: boolean };
+
+class PostgresLoader implements PostgresSink {
+  readonly name: string;
+  private readonly upsert: string;
+  private readonly stored: string;
+
+  constructor(
+    private readonly options: PostgresSinkOptions,
+    readonly pool: pg.Pool,
+    private readonly owned: boolean,
+  ) {
+    this.name = options.name ?? 'postgres';
+    this.upsert = batchStatement(options.schema);
+    this.stored = storedVersionsStatement(options.schema);
+  }
+
+  async deliver(batch: readonly OutboxRow[], signal: AbortSignal): Promise<Outcome[]> {
+    const out: Outcome[] = new Array(batch.length);
+    let down: string | null = null;
+    for (const group of uniqueKeyGroups(prepare(batch))) {
+      if (down !== null || signal.aborted) markDown(group, down ?? 'stopping', out);
+      else if ((await this.load(group, out)) === 'down') down = (out[group[0]!.index] as { reason: string }).reason;
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    if (this.owned) await this.pool.end();
+  }
+
+  // One statement for the slots; on a data error, bisect until the poison row stands alone.
+  private async load(slots: readonly Slot[], out: Outcome[]): Promise<'ok' | 'down'> {
+    try {
+      const params = batchParams(slots.map((s) => s.load), this.options.gatewayId);
+      const res = await this.pool.query<Answer>(this.upsert, params);
+      await this.fill(slots, res.rows, out);
+      return 'ok';
+    } catch (err) {
+      const reason = describePgError(err);
+      if (classifyPgError(err) === 'sink') {
+        markDown(slots, reason, out);
+        return 'down';
+      }
+      if (slots.length === 1) {
+        out[slots[0]!.index] = { kind: 'dead', reason };
+        return 'ok';
+      }
+      const half = Math.ceil(slots.length / 2);
+      if ((await this.load(slots.slice(0, half), out)) === 'down') {
+        markDown(slots.slice(half), reason, out);
+        return 'down';
+      }
+      return this.load(slots.slice(half), out);
+    }
+  }
+
+  private async fill(slots: readonly Slot[], rows: readonly Answer[], out: Outcome[]): Promise<void> {
+    const byKey = new Map(rows.map((r) => [r.dedup_key, r]));
+    const conflicts = rows.filter((r) => r.conflict).map((r) => r.dedup_key);
+    const theirs = conflicts.length > 0 ? await this.storedVersions(conflicts) : new Map<string, string>();
+    for (const s of slots) {
+      const r = byKey.get(s.load.key);
+      if (!r) out[s.index] = { kind: 'retry', reason: 'row missing from the batch answer', scope: 'record' };
+      else if (!r.conflict) out[s.index] = { kind: 'delivered', detail: r.inserted ? 'inserted' : 'absorbed' };
+      else {
+        const version = theirs.get(s.load.key);
+        const reason = 'central result_load holds different clinical content for this key';
+        out[s.index] = { kind: 'conflict', reason, ...(version ? { theirs: version } : {}) };
+      }
+    }
+  }
+
+  private async storedVersions(keys: string[]): Promise<Map<string, string>> {
+    try {
+      const res = await this.pool.query<{ dedup_key: string }>(this.stored, [keys]);
+      return new Map(res.rows.map((r) => [r.dedup_key, JSON.stringify(r)]));
+    } catch {
+      return new Map(); // the conflict stands; only its evidence is missing
+    }
+  }
+}
+
+function markDown(slots: readonly Slot[], reason: string, out: Outcome[]): void {
+  for (const s of slots) out[s.index] = { kind: 'retry', reason, scope: 'sink' };
+}
+
+// The server reads the payloads; one it cannot read (22P02, 22007 ...) is isolated by bisection like any data error.
+function prepare(batch: readonly OutboxRow[]): Slot[] {
+  return batch.map((row, index) => ({ index, load: { key: row.dedupKey, payload: row.payload, attempt: row.attempts + 1 } }));
+}
+
+// ON CONFLICT cannot touch one row twice in a statement, so a repeated key goes to a later statement.
+function uniqueKeyGroups(slots: readonly Slot[]): Slot[][] {
+  const groups: { keys: Set<string>; slots: Slot[] }[] = [];
+  for (const slot of slots) {
+    let g = groups.find((x) => !x.keys.has(slot.load.key));
+    if (!g) groups.push((g = { keys: new Set(), slots: [] }));
+    g.keys.add(slot.load.key);
+    g.slots.push(slot);
+  }
+  return groups.map((g) => g.slots);
+}

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { nextDelay, retryAt } from '../../src/delivery/backoff.js';
+
+const policy = { baseMs: 1_000, capMs: 300_000 };
+
+describe('backoff', () => {
+  it.each([
+    { attempts: 0, random: 0.5, delay: 500 },
+    { attempts: 1, random: 0.5, delay: 1_000 },
+    { attempts: 4, random: 0.999, delay: 15_984 },
+    { attempts: 9, random: 0.5, delay: 150_000 }, // 512 s is above the cap
+    { attempts: 5_000, random: 0.5, delay: 150_000 },
+    { attempts: 3, random: 0, delay: 0 },
+  ])('full jitter below min(cap, base * 2^$attempts)', ({ attempts, random, delay }) => {
+    expect(nextDelay(attempts, policy, () => random)).toBe(delay);
+  });
+
+  it('never exceeds the cap', () => {
+    for (let a = 0; a < 100; a++) expect(nextDelay(a, policy, () => 0.999999)).toBeLessThan(policy.capMs);
+  });
+
+  it('honors a later Retry-After and ignores an earlier one', () => {
+    expect(retryAt(10_000, 0, policy, () => 0.5, 60_000)).toBe(60_000);
+    expect(retryAt(10_000, 0, policy, () => 0.5, 10_100)).toBe(10_500);
+    expect(retryAt(10_000, 0, policy, () => 0.5)).toBe(10_500);
+  });
+});

@@ -1,0 +1,161 @@
+// The drain on real SQLite with an injected clock and a scripted sink: wakes on notify and on due time, arms no
+// timer while idle, pauses a down sink without burning attempts, bounds batches in flight, stops cleanly.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Drain } from '../../src/delivery/drain.js';
+import type { OutboxRow, Outcome, Sink } from '../../src/sinks/sink.js';
+import { FakeClock, settle } from './fake-clock.js';
+import { enqueue, sampleResult, states, testStore, type TestStore } from './fixture.js';
+
+type Handler = (batch: readonly OutboxRow[], signal: AbortSignal) => Promise<Outcome[]> | Outcome[];
+
+let s: TestStore;
+let clock: FakeClock;
+let handler: Handler;
+let calls: number[];
+const sink: Sink = {
+  name: 'lims',
+  deliver: async (batch, signal) => {
+    calls.push(batch.length);
+    return handler(batch, signal);
+  },
+  close: async () => {},
+};
+const ok: Handler = (batch) => batch.map(() => ({ kind: 'delivered' }));
+const policy = { backoff: { baseMs: 1_000, capMs: 60_000 }, probeIntervalMs: 15_000, batchSize: 10, inFlight: 2 };
+
+function drain(over: Partial<typeof policy> = {}): Drain {
+  return new Drain({ sink, outbox: s.outbox, policy: { ...policy, ...over }, clock, random: () => 0.5 });
+}
+const add = (n: number, from: number, dueAt = clock.now()) => enqueue(s.db, 'lims', Array.from({ length: n }, (_, i) => sampleResult(from + i)), dueAt);
+
+beforeEach(() => {
+  s = testStore();
+  clock = new FakeClock(s.clock.now);
+  s.clock.now = clock.time;
+  Object.defineProperty(s.clock, 'now', { get: () => clock.time });
+  handler = ok;
+  calls = [];
+});
+afterEach(() => s.close());
+
+describe('drain', () => {
+  it('idles with no timer armed and wakes on notify', async () => {
+    const d = drain();
+    d.start();
+    await settle();
+    expect(calls).toEqual([]);
+    expect(clock.armed).toEqual([]);
+    add(25, 0);
+    d.notify();
+    await settle();
+    expect(calls).toEqual([10, 10, 5]);
+    expect(states(s.db, 'lims')).toEqual({ sent: 25 });
+    expect(clock.armed).toEqual([]);
+    expect(d.status()).toMatchObject({ circuit: 'closed', delivered: 25, recentRate: 25 / 60 });
+    await d.stop();
+  });
+
+  it('wakes on the next due time without being told', async () => {
+    add(3, 0, clock.now() + 30_000);
+    const d = drain();
+    d.start();
+    await settle();
+    expect(clock.armed).toEqual([clock.now() + 30_000]);
+    clock.advance(29_999);
+    await settle();
+    expect(calls).toEqual([]);
+    clock.advance(1);
+    await settle();
+    expect(states(s.db, 'lims')).toEqual({ sent: 3 });
+    await d.stop();
+  });
+
+  it('retries a record-level failure after a jittered backoff', async () => {
+    add(1, 0);
+    handler = (batch) => batch.map(() => ({ kind: 'retry', reason: '409 in processing' }));
+    const d = drain();
+    d.start();
+    await settle();
+    expect(clock.armed).toEqual([clock.now() + 500]); // random 0.5 of min(cap, 1000 * 2^0)
+    handler = ok;
+    clock.advance(500);
+    await settle();
+    expect(states(s.db, 'lims')).toEqual({ sent: 1 });
+    await d.stop();
+  });
+
+  it('pauses a down sink, probes with one row, and never burns attempts or dead-letters', async () => {
+    add(30, 0);
+    handler = (batch) => batch.map(() => ({ kind: 'retry', reason: 'ECONNREFUSED', scope: 'sink' }));
+    const d = drain();
+    d.start();
+    await settle();
+    expect(d.status()).toMatchObject({ circuit: 'open', nextProbeAt: clock.now() + 15_000 });
+    for (let probe = 0; probe < 240; probe++) {
+      clock.advance(15_000);
+      await settle();
+    }
+    expect(calls.slice(0, 3)).toEqual([10, 10, 1]);
+    expect(calls.slice(2).every((n) => n === 1)).toBe(true);
+    expect(s.db.prepare(`SELECT MAX(attempts) FROM outbox`).pluck().get()).toBe(0);
+    handler = ok;
+    clock.advance(15_000);
+    await settle();
+    expect(states(s.db, 'lims')).toEqual({ sent: 30 });
+    expect(d.status().circuit).toBe('closed');
+    await d.stop();
+  });
+
+  it('keeps at most inFlight batches out and stops after they finish, with the signal aborted', async () => {
+    add(50, 0);
+    const pending: { resolve: () => void; signal: AbortSignal }[] = [];
+    handler = (batch, signal) =>
+      new Promise((resolve) => pending.push({ signal, resolve: () => resolve(batch.map(() => ({ kind: 'delivered' }))) }));
+    const d = drain();
+    d.start();
+    await settle();
+    expect(calls).toEqual([10, 10]);
+    const stopped = d.stop();
+    expect(pending.every((p) => p.signal.aborted)).toBe(true);
+    pending.forEach((p) => p.resolve());
+    await stopped;
+    expect(states(s.db, 'lims')).toEqual({ sent: 20, pending: 30 });
+    expect(calls).toEqual([10, 10]);
+    expect(clock.armed).toEqual([]);
+  });
+
+  it('pauses instead of spinning when the store cannot record outcomes', async () => {
+    add(3, 0);
+    const record = s.outbox.recordOutcomes.bind(s.outbox);
+    let failures = 0;
+    s.outbox.recordOutcomes = () => {
+      failures++;
+      throw new Error('SQLITE_FULL');
+    };
+    const d = drain();
+    d.start();
+    await settle();
+    expect(failures).toBe(1);
+    expect(d.status()).toMatchObject({ circuit: 'open', lastError: 'store: SQLITE_FULL' });
+    s.outbox.recordOutcomes = record;
+    clock.advance(15_000);
+    await settle();
+    clock.advance(15_000);
+    await settle();
+    expect(states(s.db, 'lims')).toEqual({ sent: 3 });
+    await d.stop();
+  });
+
+  it('treats a sink that throws as down, not as bad data', async () => {
+    add(2, 0);
+    handler = () => {
+      throw new Error('bug');
+    };
+    const d = drain();
+    d.start();
+    await settle();
+    expect(states(s.db, 'lims')).toEqual({ pending: 2 });
+    expect(d.status()).toMatchObject({ circuit: 'open', lastError: 'sink error: bug' });
+    await d.stop();
+  });
+});

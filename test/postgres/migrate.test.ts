@@ -1,0 +1,41 @@
+// `labgate pg-migrate` against the real server: creates the schema, is idempotent, and the printed script applies cleanly.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import pg from 'pg';
+import { afterAll, expect, inject, it } from 'vitest';
+import { main } from '../../src/cli.js';
+import { migrationScript } from '../../src/sinks/postgres-schema.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'labgate-migrate-'));
+const schema = `${inject('pgSchemaPrefix')}_migrate`;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function migrate(): Promise<string> {
+  const config = join(dir, 'labgate.yaml');
+  writeFileSync(config, `gateway:\n  id: gw-1\n  dataDir: ${dir}\nsinks:\n  postgres:\n    url: ${inject('pgUrl')}\n    schema: ${schema}\n`);
+  const stdout = new PassThrough();
+  let out = '';
+  stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await main(['pg-migrate', '--config', config], { stdout, stderr: process.stderr, stdin: Readable.from([]), env: {} });
+  expect(code).toBe(0);
+  return out;
+}
+
+it('creates the central schema once and then reports it current; the printed script re-applies cleanly', async () => {
+  expect(await migrate()).toBe(`central schema ${schema}: version 0 → 1\n`);
+  expect(await migrate()).toBe(`central schema ${schema} is at version 1\n`);
+  const client = new pg.Client({ connectionString: inject('pgUrl') });
+  await client.connect();
+  try {
+    await client.query(migrationScript(schema));
+    const cols = await client.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'result_load'`, [schema]);
+    expect(cols.rows.map((r: { column_name: string }) => r.column_name)).toEqual(expect.arrayContaining(['dedup_key', 'load_count', 'value_text', 'last_loaded_at']));
+    await expect(client.query(`UPDATE "${schema}".result_load_audit SET outcome = 'inserted'`)).resolves.toBeDefined(); // no rows: no trigger
+    await client.query(`INSERT INTO "${schema}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'inserted', 'gw', 1)`, ['a'.repeat(64)]);
+    await expect(client.query(`DELETE FROM "${schema}".result_load_audit`)).rejects.toThrow(/append-only/);
+  } finally {
+    await client.end();
+  }
+});
