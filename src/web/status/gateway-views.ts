@@ -1,0 +1,95 @@
+// Pure conversions from the gateway's own records (port status, drain status, outbox counts, stored rows and
+// conflict payloads) into the page's views.
+import type { DrainStatus } from '../../delivery/drain.js';
+import type { SinkCounts } from '../../store/outbox-operator.js';
+import type { RecentResult } from '../../store/reads.js';
+import type { PortStatus } from '../../transport/supervisor.js';
+import type { CircuitView, InstrumentView, ResultFields, SinkView } from './source.js';
+
+/** A stored result, plus the columns the store may add for the page (analyzer code, reference range). */
+export type StoredResult = RecentResult & { analyzerCode?: string; referenceRange?: string | null };
+
+/** An instrument's view from its supervisor's status and today's counters. */
+export function instrumentView(p: PortStatus, today: PortStatus['counters']): InstrumentView {
+  return {
+    id: p.instrument,
+    state: p.state,
+    reason: p.reason ?? null,
+    port: p.endpoint,
+    since: p.since,
+    lastByteAt: p.lastByteAt ?? null,
+    lastMessageAt: p.lastMessageAt ?? null,
+    nextAttemptAt: p.nextAttemptAt ?? null,
+    messagesToday: today.messages,
+    resultsToday: today.inserted,
+    naks: today.naks,
+    checksumErrors: today.checksumErrors,
+    rejected: today.rejected,
+  };
+}
+
+const CIRCUIT: Record<DrainStatus['circuit'], CircuitView> = { closed: 'delivering', open: 'paused', 'half-open': 'probing' };
+
+/** A sink's view from its outbox counts, last hour's deliveries and its drain (absent: the sink is not running). */
+export function sinkView(c: SinkCounts, deliveredLastHour: number, drain: DrainStatus | undefined): SinkView {
+  // The drain's one-minute rate follows a recovery quickly; the hour's count covers a quiet minute.
+  const rate = drain && drain.recentRate > 0 ? drain.recentRate : deliveredLastHour / 3600;
+  return {
+    sink: c.sink,
+    pending: c.pending,
+    oldestPendingAt: c.oldestPendingAt,
+    deliveredLastHour,
+    dead: c.dead,
+    conflicts: c.conflict,
+    circuit: drain ? CIRCUIT[drain.circuit] : 'paused',
+    reason: drain ? (drain.circuit === 'closed' ? null : drain.lastError) : 'no drain is running for this sink',
+    nextProbeAt: drain?.nextProbeAt ?? null,
+    etaSeconds: c.pending === 0 ? 0 : rate > 0 ? Math.ceil(c.pending / rate) : null,
+  };
+}
+
+/** A stored result's clinical fields. */
+export function storedFields(r: StoredResult): ResultFields {
+  return {
+    accession: r.accession,
+    instrumentId: r.instrumentId,
+    loinc: r.analyteLoinc,
+    analyzerCode: r.analyzerCode ?? '',
+    valueText: r.valueText,
+    unit: r.unit,
+    flags: r.flags,
+    status: r.status,
+    resultedAt: r.resultedAt,
+    referenceRange: r.referenceRange ?? null,
+    qc: r.qc,
+  };
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+
+/** A conflict version from its payload JSON (a ResultPayload, or a sink's bare result); null when unreadable. */
+export function payloadFields(json: string): ResultFields | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return null;
+  const outer = parsed as Record<string, unknown>;
+  const r = (typeof outer.result === 'object' && outer.result !== null ? outer.result : outer) as Record<string, unknown>;
+  const source = (typeof r.source === 'object' && r.source !== null ? r.source : {}) as Record<string, unknown>;
+  return {
+    accession: text(r.accession),
+    instrumentId: text(r.instrumentId),
+    loinc: text(r.analyteLoinc),
+    analyzerCode: text(source.analyzerCode),
+    valueText: text(r.valueText),
+    unit: typeof r.unit === 'string' ? r.unit : null,
+    flags: Array.isArray(r.flags) ? r.flags.map(text) : [],
+    status: text(r.status),
+    resultedAt: text(r.resultedAt),
+    referenceRange: typeof r.referenceRange === 'string' ? r.referenceRange : null,
+    qc: r.qc === true,
+  };
+}

@@ -1,0 +1,15 @@
+// The status page's URLs, shared by the renderer (forms, links) and the routes.
+
+/** Every path the status page serves. */
+export const paths = {
+  page: '/',
+  fragment: '/fragment',
+  json: '/status.json',
+  css: '/status.css',
+  js: '/status.js',
+  login: '/login',
+  logout: '/logout',
+  retryDeadLetter: '/actions/retry-dead-letter',
+  resolveConflict: '/actions/resolve-conflict',
+  reprocessCapture: '/actions/reprocess-capture',
+} as const;

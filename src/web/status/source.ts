@@ -1,0 +1,144 @@
+// The status page's only view of the gateway: one read snapshot plus three audited operator actions.
+// The page never touches the store, the drains or the supervisors itself, so tests drive it with an in-memory
+// source and the composition root adapts the real parts (see gateway-source.ts). Nothing here carries patient
+// demographics or secrets: results are the keyed result's clinical fields, captures are listed without bytes.
+
+/** An instrument's link state, as the port supervisor reports it. */
+export type InstrumentState = 'connected' | 'waiting-for-device' | 'error' | 'stopped';
+
+/** One instrument's line on the page; counters are since local midnight. */
+export interface InstrumentView {
+  id: string;
+  state: InstrumentState;
+  /** Why it is not connected (or why the last session ended); null while all is well. */
+  reason: string | null;
+  /** `/dev/serial/by-id/...` or `tcp://host:port`. */
+  port: string;
+  /** Epoch ms the current state began. */
+  since: number;
+  lastByteAt: number | null;
+  lastMessageAt: number | null;
+  /** Epoch ms of the next reopen attempt while not connected. */
+  nextAttemptAt: number | null;
+  messagesToday: number;
+  resultsToday: number;
+  naks: number;
+  checksumErrors: number;
+  /** Results rejected today (unmapped code, bad time, ...). */
+  rejected: number;
+}
+
+/** A sink's circuit in the technician's words: delivering, paused (until nextProbeAt), or probing right now. */
+export type CircuitView = 'delivering' | 'paused' | 'probing';
+
+/** One sink's line on the page. */
+export interface SinkView {
+  sink: string;
+  pending: number;
+  /** created_at of the oldest pending row (epoch ms), or null. */
+  oldestPendingAt: number | null;
+  deliveredLastHour: number;
+  dead: number;
+  conflicts: number;
+  circuit: CircuitView;
+  /** Why the sink is paused (its last failure), or null. */
+  reason: string | null;
+  nextProbeAt: number | null;
+  /** Seconds to drain the backlog at the measured rate; null when nothing was delivered lately. */
+  etaSeconds: number | null;
+}
+
+/** Where one result stands in one sink's outbox. */
+export type DeliveryState = 'pending' | 'sent' | 'dead' | 'conflict' | 'not-queued';
+
+/** The clinical fields of a result (no demographics exist in a keyed result). */
+export interface ResultFields {
+  accession: string;
+  instrumentId: string;
+  loinc: string;
+  analyzerCode: string;
+  valueText: string;
+  unit: string | null;
+  flags: string[];
+  status: string;
+  /** Canonical key form, `YYYY-MM-DDTHH:MM:SS+00:00`. */
+  resultedAt: string;
+  referenceRange: string | null;
+  qc: boolean;
+}
+
+/** A recent result with its delivery state per sink. */
+export interface ResultView extends ResultFields {
+  dedupKey: string;
+  delivery: { sink: string; state: DeliveryState }[];
+}
+
+/** A dead-lettered outbox row. */
+export interface DeadLetterView {
+  sink: string;
+  dedupKey: string;
+  /** From the stored result, when the source joins it; helps the technician find the sample. */
+  accession: string | null;
+  loinc: string | null;
+  reason: string;
+  attempts: number;
+  /** Epoch ms it was dead-lettered. */
+  failedAt: number;
+}
+
+/** A conflict with both versions side by side; a version is null when its payload could not be read. */
+export interface ConflictView {
+  id: number;
+  dedupKey: string;
+  /** 'ingest', or the sink that reported holding a different version. */
+  origin: string;
+  reason: string;
+  detectedAt: number;
+  occurrences: number;
+  stored: ResultFields | null;
+  incoming: ResultFields | null;
+}
+
+/** A rejected capture: why, never its raw bytes. */
+export interface RejectedCaptureView {
+  id: number;
+  instrumentId: string;
+  protocol: string;
+  receivedAt: number;
+  reasons: { reason: string; analyzerCode?: string; accession?: string }[];
+}
+
+/** Everything the page shows, read at one instant (`now`, epoch ms). */
+export interface StatusSnapshot {
+  gatewayId: string;
+  now: number;
+  instruments: InstrumentView[];
+  sinks: SinkView[];
+  /** Newest first. */
+  recentResults: ResultView[];
+  deadLetters: DeadLetterView[];
+  conflicts: ConflictView[];
+  rejectedCaptures: RejectedCaptureView[];
+}
+
+/** What an action did, in a sentence for the technician; `not-found` when someone else got there first. */
+export type ActionOutcome =
+  | { kind: 'done'; message: string }
+  | { kind: 'not-found'; message: string }
+  | { kind: 'failed'; message: string };
+
+/** Keep the stored version, or forward the incoming one to the sinks as a correction. */
+export type ConflictChoice = 'keep' | 'forward';
+
+/** A value now or later: sources backed by SQLite answer synchronously, others may not. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** The status page's port to the gateway. Every action is audited by the source with `actor` and the time. */
+export interface StatusSource {
+  snapshot(): MaybePromise<StatusSnapshot>;
+  /** Makes one dead letter (by dedup key) or all of one sink's dead letters pending again. */
+  retryDeadLetter(sink: string, which: { key: string } | 'all', actor: string): MaybePromise<ActionOutcome>;
+  resolveConflict(id: number, choice: ConflictChoice, actor: string): MaybePromise<ActionOutcome>;
+  /** Decodes a rejected capture again with the current configuration and ingests it. */
+  reprocessCapture(id: number, actor: string): MaybePromise<ActionOutcome>;
+}

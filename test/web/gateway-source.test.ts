@@ -1,0 +1,102 @@
+// The gateway's StatusSource over a real Store in a temporary directory: what the page reads, and that its
+// actions go through the store's audited operations with the page's actor.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DrainStatus } from '../../src/delivery/drain.js';
+import type { PortStatus } from '../../src/transport/supervisor.js';
+import { DailyCounters } from '../../src/web/status/daily-counters.js';
+import { gatewayStatusSource } from '../../src/web/status/gateway-source.js';
+import { message, result, scratch } from '../store/store-fixtures.js';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+const port = (state: PortStatus['state'], reason?: string): PortStatus => ({
+  instrument: 'chem-1',
+  endpoint: '/dev/serial/by-id/usb-FTDI_chem-if00',
+  state,
+  since: 0,
+  reconnects: 0,
+  failedOpens: 0,
+  counters: { messages: 3, inserted: 5, rejected: 1, naks: 2, checksumErrors: 1, discarded: 0 },
+  ...(reason ? { reason } : {}),
+});
+
+const drain = (sink: string, change: Partial<DrainStatus> = {}): DrainStatus => ({
+  sink, circuit: 'closed', nextProbeAt: null, pausedSince: null, lastError: null, delivered: 0, deadLettered: 0, conflicts: 0, recentRate: 0, batchesInFlight: 0, ...change,
+});
+
+function world() {
+  const s = scratch();
+  cleanups.push(s.cleanup);
+  const store = s.open();
+  store.ingest(message([result(1), result(2)]));
+  const lims = store.outbox.claimDue('lims', 10);
+  store.outbox.recordOutcomes('lims', lims, lims.map(() => ({ kind: 'dead', reason: '422 unknown test' })), lims.map(() => null));
+  const pg = store.outbox.claimDue('postgres', 10);
+  store.outbox.recordOutcomes('postgres', pg, pg.map(() => ({ kind: 'delivered' })), pg.map(() => null));
+  store.ingest(message([result(1, { valueText: '6.3', value: 6.3 })]));
+  const rejected = store.ingest(message([], [{ reason: 'no mapping for analyzer code', analyzerCode: 'UBG' }], 'H|\\^&\rR|1|UBG|1\rL|1\r'));
+  const drains = [drain('postgres'), drain('lims', { circuit: 'open', nextProbeAt: s.clock.now() + 30_000, lastError: 'ECONNREFUSED' })];
+  const woken: string[] = [];
+  const source = gatewayStatusSource({
+    gatewayId: 'gw-1',
+    now: s.clock.now,
+    store,
+    instruments: () => [port('error', 'EIO: unplugged')],
+    drains: () => drains,
+    wake: (sink) => woken.push(sink),
+    reprocess: (id, actor) => store.reprocess(id, { results: [result(3)], rejections: [] }, actor),
+  });
+  return { store, source, woken, rejectedId: rejected.captureId };
+}
+
+describe('gatewayStatusSource over a real store', () => {
+  it('reads instruments, sinks, results and every work queue', async () => {
+    const { source } = world();
+    const snap = await source.snapshot();
+    expect(snap.instruments).toEqual([expect.objectContaining({ id: 'chem-1', state: 'error', reason: 'EIO: unplugged', messagesToday: 3, resultsToday: 5, naks: 2, rejected: 1 })]);
+    const lims = snap.sinks.find((k) => k.sink === 'lims')!;
+    expect(lims).toMatchObject({ dead: 2, pending: 0, circuit: 'paused', reason: 'ECONNREFUSED' });
+    expect(snap.sinks.find((k) => k.sink === 'postgres')).toMatchObject({ circuit: 'delivering', deliveredLastHour: 2, dead: 0 });
+    expect(snap.recentResults.map((r) => r.accession).sort()).toEqual(['A101', 'A102']);
+    expect(snap.deadLetters).toHaveLength(2);
+    expect(snap.deadLetters[0]).toMatchObject({ sink: 'lims', reason: '422 unknown test' });
+    expect(snap.conflicts).toHaveLength(1);
+    expect(snap.conflicts[0]!.stored).toMatchObject({ accession: 'A101', valueText: '4.1', analyzerCode: 'K' });
+    expect(snap.conflicts[0]!.incoming).toMatchObject({ accession: 'A101', valueText: '6.3' });
+    expect(snap.rejectedCaptures).toEqual([expect.objectContaining({ instrumentId: 'chem-1', reasons: [{ reason: 'no mapping for analyzer code', analyzerCode: 'UBG' }] })]);
+  });
+
+  it('retries dead letters through the store, audited with the actor, and wakes the drain', async () => {
+    const { store, source, woken } = world();
+    const [first] = (await source.snapshot()).deadLetters;
+    expect(await source.retryDeadLetter('lims', { key: first!.dedupKey }, 'web:0a1b2c3d')).toEqual({ kind: 'done', message: '1 dead letter for lims queued again.' });
+    expect(await source.retryDeadLetter('lims', { key: first!.dedupKey }, 'web:0a1b2c3d')).toMatchObject({ kind: 'not-found' });
+    expect(await source.retryDeadLetter('lims', 'all', 'web-local')).toMatchObject({ kind: 'done', message: '1 dead letter for lims queued again.' });
+    expect(woken).toEqual(['lims', 'lims']);
+    const audit = store.db.prepare(`SELECT actor, action FROM audit WHERE action = 'dead-letter-retry' ORDER BY id`).all();
+    expect(audit).toEqual([{ actor: 'web:0a1b2c3d', action: 'dead-letter-retry' }, { actor: 'web-local', action: 'dead-letter-retry' }]);
+  });
+
+  it('reprocesses a rejected capture with the actor; says plainly what is not wired', async () => {
+    const { store, source, rejectedId } = world();
+    expect(await source.reprocessCapture(rejectedId, 'web-local')).toMatchObject({ kind: 'done', message: expect.stringContaining('1 stored') });
+    expect(await source.reprocessCapture(rejectedId, 'web-local')).toMatchObject({ kind: 'not-found' });
+    expect(store.db.prepare(`SELECT actor FROM audit WHERE action = 'reprocessed'`).pluck().all()).toEqual(['web-local']);
+    expect(await source.resolveConflict(1, 'keep', 'web-local')).toMatchObject({ kind: 'failed' });
+  });
+});
+
+describe('DailyCounters', () => {
+  it('counts from the start of the day, and from process start on the first day', () => {
+    const daily = new DailyCounters((now) => Math.floor(now / 1000) * 1000);
+    const p = port('connected');
+    expect(daily.today(p, 500).messages).toBe(3);
+    p.counters.messages = 10;
+    expect(daily.today(p, 1500).messages).toBe(0);
+    p.counters.messages = 14;
+    expect(daily.today(p, 1900).messages).toBe(4);
+  });
+});

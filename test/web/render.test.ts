@@ -1,0 +1,55 @@
+// The pure parts: escaping by construction, relative times, verdicts, and conflict payloads read without
+// anything but clinical fields.
+import { describe, expect, it } from 'vitest';
+import { instrumentLamp, overallLamp, redItems, relativeTime, sinkLamp } from '../../src/web/status/format.js';
+import { payloadFields } from '../../src/web/status/gateway-views.js';
+import { escapeHtml, html } from '../../src/web/status/html.js';
+import { fields, instrument, sink } from './fake-source.js';
+
+describe('html', () => {
+  it('escapes every interpolated value, nested arrays too, and keeps SafeHtml', () => {
+    const inner = html`<b>${'<i>'}</b>`;
+    expect(html`<p title="${'"x" & \'y\''}">${['<a>', inner, 3, null, false]}</p>`.value).toBe(
+      '<p title="&quot;x&quot; &amp; &#39;y&#39;">&lt;a&gt;<b>&lt;i&gt;</b>3</p>',
+    );
+    expect(escapeHtml('`')).toBe('&#96;');
+  });
+});
+
+describe('format', () => {
+  it('writes relative times as a technician reads them', () => {
+    expect(relativeTime(null, 0)).toBe('never');
+    expect(relativeTime(0, 45_000)).toBe('45 s ago');
+    expect(relativeTime(0, 12 * 60_000)).toBe('12 min ago');
+    expect(relativeTime(0, 5 * 3_600_000)).toBe('5 h ago');
+    expect(relativeTime(0, 3 * 86_400_000)).toBe('3 d ago');
+    expect(relativeTime(20_000, 0)).toBe('in 20 s');
+  });
+
+  it('is red when not talking or paused, amber when a person is needed', () => {
+    expect(instrumentLamp(instrument('a'))).toBe('green');
+    expect(instrumentLamp(instrument('a', { state: 'waiting-for-device' }))).toBe('red');
+    expect(instrumentLamp(instrument('a', { state: 'error' }))).toBe('red');
+    expect(instrumentLamp(instrument('a', { rejected: 1 }))).toBe('amber');
+    expect(sinkLamp(sink('lims', { circuit: 'paused' }))).toBe('red');
+    expect(sinkLamp(sink('lims', { dead: 1 }))).toBe('amber');
+    const base = { gatewayId: 'g', now: 0, instruments: [instrument('a')], sinks: [sink('lims')], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] };
+    expect(overallLamp(base)).toBe('green');
+    expect(overallLamp({ ...base, rejectedCaptures: [{ id: 1, instrumentId: 'a', protocol: 'astm', receivedAt: 0, reasons: [] }] })).toBe('amber');
+    const red = { ...base, instruments: [instrument('a', { state: 'error' })], sinks: [sink('lims', { circuit: 'probing' })] };
+    expect(overallLamp(red)).toBe('red');
+    expect(redItems(red)).toEqual(['a: error', 'lims: paused']);
+  });
+});
+
+describe('payloadFields', () => {
+  it('reads a ResultPayload or a bare result, keeping clinical fields only', () => {
+    const result = { ...fields('A1'), analyteLoinc: '2823-3', source: { analyzerCode: 'K' }, patientName: 'DOE^JANE', dateOfBirth: '1970-01-01' };
+    const read = payloadFields(JSON.stringify({ dedupKey: 'k', result }));
+    expect(read).toMatchObject({ accession: 'A1', loinc: '2823-3', analyzerCode: 'K', valueText: '4.1' });
+    expect(JSON.stringify(read)).not.toMatch(/DOE|1970/);
+    expect(payloadFields(JSON.stringify(result))).toMatchObject({ accession: 'A1' });
+    expect(payloadFields('not json')).toBeNull();
+    expect(payloadFields('42')).toBeNull();
+  });
+});

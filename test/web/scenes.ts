@@ -1,0 +1,74 @@
+// The states the browser tests show and screenshot: a healthy morning run, and trouble (an unplugged analyzer,
+// the LIMS down, and something in every work queue). Plausible laboratory data, no demographics.
+import { fields, instrument, sink } from './fake-source.js';
+import type { Harness } from './harness.js';
+
+const MIN = 60_000;
+
+function results(h: Harness): void {
+  const add = (accession: string, change: Parameters<typeof h.source.addResult>[1], ageMin: number): void => {
+    const r = h.source.addResult(accession, { resultedAt: new Date(h.clock.now - ageMin * MIN).toISOString().slice(0, 19) + '+00:00', ...change });
+    h.source.setDelivery(r.dedupKey, 'postgres', 'sent');
+    if (ageMin > 2) h.source.setDelivery(r.dedupKey, 'lims', 'sent');
+  };
+  add('A26-0001', { loinc: '2345-7', analyzerCode: 'GLU', valueText: '5.4', unit: 'mmol/L', referenceRange: '3.9-5.5' }, 9);
+  add('A26-0001', { loinc: '2823-3', analyzerCode: 'K', valueText: '5.9', unit: 'mmol/L', flags: ['H'] }, 9);
+  add('A26-0002', { loinc: '2160-0', analyzerCode: 'CREA', valueText: '88', unit: 'umol/L', referenceRange: '62-106' }, 6);
+  add('A26-0003', { instrumentId: 'hema1', loinc: '6690-2', analyzerCode: 'WBC', valueText: '11.2', unit: '10*9/L', flags: ['H'] }, 4);
+  add('QC-L1', { instrumentId: 'hema1', loinc: '718-7', analyzerCode: 'HGB', valueText: '12.0', unit: 'g/dL', qc: true }, 1);
+}
+
+/** Every instrument talking, both sinks delivering. */
+export function healthyState(h: Harness): void {
+  const now = h.clock.now;
+  h.source.state.instruments = [
+    instrument('chem1', { since: now - 3 * 3600_000, lastByteAt: now - 4000, lastMessageAt: now - 4000, messagesToday: 214, resultsToday: 1290, naks: 1, checksumErrors: 1 }),
+    instrument('hema1', { port: 'tcp://10.20.0.31:5100', since: now - 5 * 3600_000, lastByteAt: now - 21_000, lastMessageAt: now - 21_000, messagesToday: 96, resultsToday: 2112 }),
+  ];
+  h.source.state.sinks = [
+    sink('postgres', { pending: 0, deliveredLastHour: 402, etaSeconds: 0 }),
+    sink('lims', { pending: 3, oldestPendingAt: now - 2000, deliveredLastHour: 399, etaSeconds: 1 }),
+  ];
+  results(h);
+}
+
+/** An unplugged analyzer, the LIMS paused, and one item in each work queue. */
+export function errorState(h: Harness): void {
+  healthyState(h);
+  const now = h.clock.now;
+  h.source.state.instruments.push(
+    instrument('urine1', {
+      state: 'waiting-for-device',
+      reason: 'device not available: Error: No such file or directory, cannot open /dev/serial/by-id/usb-Prolific_urine1-if00-port0',
+      port: '/dev/serial/by-id/usb-Prolific_urine1-if00-port0',
+      since: now - 7 * MIN,
+      lastByteAt: now - 7 * MIN,
+      lastMessageAt: now - 9 * MIN,
+      nextAttemptAt: now + 12_000,
+      messagesToday: 31,
+      resultsToday: 180,
+      rejected: 2,
+    }),
+  );
+  h.source.state.sinks[1] = sink('lims', {
+    circuit: 'paused',
+    reason: 'connect ECONNREFUSED 10.20.0.5:443',
+    nextProbeAt: now + 25_000,
+    pending: 1843,
+    oldestPendingAt: now - 42 * MIN,
+    deliveredLastHour: 120,
+    etaSeconds: null,
+  });
+  h.source.state.deadLetters.push({ sink: 'lims', dedupKey: 'key-A26-0002', accession: 'A26-0002', loinc: '2160-0', reason: '422 Unprocessable Entity: unknown test code 2160-0 for this order', attempts: 1, failedAt: now - 15 * MIN });
+  h.source.state.conflicts.push({
+    id: 3,
+    dedupKey: 'key-A26-0001',
+    origin: 'ingest',
+    reason: 'same key, different clinical content',
+    detectedAt: now - 5 * MIN,
+    occurrences: 1,
+    stored: fields('A26-0001', { valueText: '5.9', flags: ['H'], resultedAt: '2026-11-30T11:51:00+00:00' }),
+    incoming: fields('A26-0001', { valueText: '4.2', flags: ['H'], resultedAt: '2026-11-30T11:51:00+00:00' }),
+  });
+  h.source.state.rejectedCaptures.push({ id: 12, instrumentId: 'urine1', protocol: 'astm', receivedAt: now - 20 * MIN, reasons: [{ reason: 'no mapping for analyzer code', analyzerCode: 'UBG', accession: 'A26-0007' }] });
+}
