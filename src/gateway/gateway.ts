@@ -1,9 +1,10 @@
 // The gateway: store, drains, HTTP, disk guard and instruments, started in that order and stopped in reverse.
 // Recovery after a power cut needs no replay step: a capture and its results commit in one transaction, so the
 // store never holds a journaled-but-unprocessed message; only in-flight deliveries are released.
+import { readFile } from 'node:fs/promises';
 import type { Config } from '../config/schema.js';
 import type { Clock, DriverEvent } from '../driver.js';
-import { bindInstruments } from '../drivers.js';
+import { bindInstruments, type BoundInstrument } from '../drivers.js';
 import { DiskGuard, type StatFs } from '../disk-guard.js';
 import type { Drain } from '../delivery/drain.js';
 import { createDrains } from '../delivery/drains.js';
@@ -16,6 +17,11 @@ import type { SerialPortFactory } from '../transport/endpoint.js';
 import { healthRoute, type SinkHealth } from '../web/health.js';
 import { metricsRoute } from '../web/metrics.js';
 import { WebServer } from '../web/server.js';
+import { isLoopbackHost } from '../web/status/auth.js';
+import { gatewayStatusSource } from '../web/status/gateway-source.js';
+import { statusPage } from '../web/status/routes.js';
+import type { StatusSource } from '../web/status/source.js';
+import { reprocessCapture } from './reprocess.js';
 import { createIngestPort } from './ingest-port.js';
 import { superviseInstruments, type InstrumentHandle } from './instruments.js';
 import { buildSinks, enabledSinkNames } from './sinks.js';
@@ -45,6 +51,7 @@ export class Gateway {
   drains: Drain[] = [];
   instruments: InstrumentHandle[] = [];
   private sinks: Sink[] = [];
+  private bound: ReadonlyMap<string, BoundInstrument> = new Map();
   private disk: DiskGuard | undefined;
   private stopping = false;
   private ready = false;
@@ -72,6 +79,7 @@ export class Gateway {
     if (bound.kind === 'invalid') {
       throw new LabgateError('CONFIG_INVALID', bound.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
     }
+    this.bound = bound.instruments;
     const sinkNames = deps.sinks ? deps.sinks.map((s) => s.name) : enabledSinkNames(config);
     const store = openStore({ dataDir: config.gateway.dataDir, sinks: sinkNames, now: deps.clock.now });
     this.store = store;
@@ -163,7 +171,16 @@ export class Gateway {
 
   private async startWeb(store: Store): Promise<{ port: number }> {
     const { config, deps } = this;
-    this.web = new WebServer({ host: config.gateway.http.host, port: config.gateway.http.port, log: deps.log.child({ part: 'http' }) });
+    const http = config.gateway.http;
+    const requireToken = !isLoopbackHost(http.host);
+    const token = http.tokenFile ? (await readFile(http.tokenFile, 'utf8')).trim() : undefined;
+    const page = statusPage(this.statusSource(store), {
+      requireToken,
+      ...(token ? { token } : {}),
+      now: deps.clock.now,
+      log: deps.log.child({ part: 'status-page' }),
+    });
+    this.web = new WebServer({ host: http.host, port: http.port, log: deps.log.child({ part: 'http' }), guard: page.guard, routes: page.routes });
     this.web.route(
       healthRoute({
         ready: () => this.ready,
@@ -176,5 +193,21 @@ export class Gateway {
     );
     this.web.route(metricsRoute(this.metrics));
     return this.web.start();
+  }
+
+  private statusSource(store: Store): StatusSource {
+    return gatewayStatusSource({
+      gatewayId: this.config.gateway.id,
+      now: this.deps.clock.now,
+      store,
+      instruments: () => this.instruments.map((i) => i.supervisor.snapshot()),
+      drains: () => this.drains.map((d) => d.status()),
+      wake: (sink) => this.drains.find((d) => d.status().sink === sink)?.notify(),
+      reprocess: (id, actor) => {
+        const summary = reprocessCapture(store, this.bound, id, actor);
+        if (summary.inserted > 0) this.drains.forEach((d) => d.notify());
+        return summary;
+      },
+    });
   }
 }
