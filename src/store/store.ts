@@ -9,7 +9,7 @@ import { LabgateError } from '../errors.js';
 import type { Capture, DecodedMessage, InboundMessage, Rejection } from '../message.js';
 import { sha256Hex } from '../payload.js';
 import type { KeyedResult } from '../result.js';
-import { CaptureJournal, type RejectedCapture } from './captures.js';
+import { CaptureJournal, type JournaledCapture, type RejectedCapture } from './captures.js';
 import { openDatabase } from './database.js';
 import { ResultWriter, validateResults } from './ingest.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
@@ -116,6 +116,11 @@ export class Store {
   /** Rejected captures, oldest first, without their raw bytes. */
   rejectedCaptures(limit: number): RejectedCapture[] {
     return this.journal.rejected(limit);
+  }
+
+  /** A journaled capture's metadata (no raw bytes), or undefined. */
+  capture(id: number): JournaledCapture | undefined {
+    return this.journal.find(id);
   }
 
   /** The raw bytes of a capture exactly as received, or undefined when there is no such capture. */
