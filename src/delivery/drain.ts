@@ -35,6 +35,8 @@ export interface DrainOptions {
   clock: Clock;
   random: () => number;
   log?: DrainLog;
+  /** Called with every batch's outcomes once they are recorded (metrics). */
+  onOutcomes?: (rows: readonly OutboxRow[], outcomes: readonly Outcome[], now: number) => void;
 }
 
 /** A drain's state for /healthz, /metrics and the status page. */
@@ -190,6 +192,7 @@ export class Drain {
       return;
     }
     this.observe(outcomes, now);
+    this.options.onOutcomes?.(rows, outcomes, now);
   }
 
   // A sink that throws or answers with the wrong number of outcomes has a bug; treat it as down, never as data.

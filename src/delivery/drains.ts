@@ -2,7 +2,7 @@
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../driver.js';
 import type { Sink } from '../sinks/sink.js';
-import { Drain, type DrainLog, type DrainOutbox, type DrainPolicy } from './drain.js';
+import { Drain, type DrainLog, type DrainOptions, type DrainOutbox, type DrainPolicy } from './drain.js';
 
 /** The pacing of one sink's drain: the `delivery` section plus the sink's own batch size. */
 export function drainPolicy(config: Config, sink: string): DrainPolicy {
@@ -18,7 +18,7 @@ export function drainPolicy(config: Config, sink: string): DrainPolicy {
 /** A drain per sink, keyed by sink name; start them after the store opens, stop them before it closes. */
 export function createDrains(
   sinks: readonly Sink[],
-  deps: { config: Config; outbox: DrainOutbox; clock: Clock; random: () => number; log?: (sink: string) => DrainLog },
+  deps: { config: Config; outbox: DrainOutbox; clock: Clock; random: () => number; log?: (sink: string) => DrainLog; onOutcomes?: (sink: string) => DrainOptions['onOutcomes'] },
 ): Map<string, Drain> {
   return new Map(
     sinks.map((sink) => [
@@ -30,6 +30,7 @@ export function createDrains(
         clock: deps.clock,
         random: deps.random,
         ...(deps.log ? { log: deps.log(sink.name) } : {}),
+        ...(deps.onOutcomes ? { onOutcomes: deps.onOutcomes(sink.name) } : {}),
       }),
     ]),
   );

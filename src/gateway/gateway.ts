@@ -22,6 +22,7 @@ import { gatewayStatusSource } from '../web/status/gateway-source.js';
 import { statusPage } from '../web/status/routes.js';
 import type { StatusSource } from '../web/status/source.js';
 import { reprocessCapture } from './reprocess.js';
+import { recordDeliveryMetrics } from './delivery-metrics.js';
 import { createIngestPort } from './ingest-port.js';
 import { superviseInstruments, type InstrumentHandle } from './instruments.js';
 import { buildSinks, enabledSinkNames } from './sinks.js';
@@ -163,6 +164,7 @@ export class Gateway {
       clock: deps.clock,
       random: deps.random,
       log: (sink) => sinkLogger(deps.log, sink),
+      onOutcomes: (sink) => (rows, outcomes, now) => recordDeliveryMetrics(this.metrics, sink, rows, outcomes, now),
     });
     this.drains = [...drains.values()];
     this.metrics.setBacklogSource(() => this.sinkHealth());
