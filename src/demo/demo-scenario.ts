@@ -1,0 +1,129 @@
+// The demo's story, phase by phase: results flow (one frame corrupted on the wire), a LIMS outage, a crash of the
+// gateway in the middle of a delivery and a restart on the same data directory. Each phase ends only when both
+// sinks hold every result sent so far; anything else is a failure with its reason.
+import { systemClock } from '../driver.js';
+import { seededRandom } from '../lims-server/faults.js';
+import { crashGateway } from './crash-gateway.js';
+import { DemoAnalyzer } from './demo-analyzer.js';
+import type { DemoEnvironment, DemoGateway } from './demo-environment.js';
+import { DeliveryTally } from './delivery-tally.js';
+import { makeSpecimens, type SentResult, type Specimen } from './specimens.js';
+
+/** Where progress lines go. */
+export type Say = (line: string) => void;
+
+/** Timings of the faults (the test runs the same ones). */
+const OUTAGE_MS = 3_000;
+const SLOW_LIMS_MS = 250;
+const PHASE_TIMEOUT_MS = 15_000;
+
+/** What the summary checks against. */
+export interface DemoRun {
+  sent: SentResult[];
+  stored: { inserted: number; rejected: number };
+  gateway: DemoGateway;
+  tally: DeliveryTally;
+}
+
+/** Runs the phases on an environment and leaves the restarted gateway running for the summary. */
+export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoRun> {
+  const instrument = env.instrument;
+  const analyzer = new DemoAnalyzer(env.line, instrument.id);
+  const tally = new DeliveryTally();
+  const listeners = { onOutcomes: tally.record, onDriverEvent: analyzer.onDriverEvent };
+  const random = seededRandom(2026);
+  let next = 1;
+  const specimens = (count: number): Specimen[] => {
+    const made = makeSpecimens({ first: next, count, at: systemClock.now(), instrumentId: instrument.id, zone: instrument.timezone, mapping: instrument.mapping, random });
+    next += count;
+    return made;
+  };
+  const run: DemoRun = { sent: [], stored: { inserted: 0, rejected: 0 }, gateway: await env.openGateway(listeners), tally };
+  say(`  status page   ${run.gateway.httpUrl}/   (health: ${run.gateway.httpUrl}/healthz)`);
+  await waitFor(() => env.line.open, PHASE_TIMEOUT_MS, `the gateway did not open ${env.line.path}`);
+
+  const send = async (batch: Specimen[], corruptFirstFrameOf?: string): Promise<void> => {
+    for (const specimen of batch) {
+      const corrupt = specimen.accession === corruptFirstFrameOf;
+      const transfer = await analyzer.send(specimen, corrupt ? { corruptChecksum: [0] } : {});
+      run.sent.push(...specimen.results);
+      run.stored.inserted += transfer.summary.inserted;
+      run.stored.rejected += transfer.summary.rejected;
+      const stored = transfer.summary.rejected > 0 ? `stored, ${transfer.summary.rejected} rejected` : 'stored';
+      say(`  ${specimen.accession}  ${specimen.description}  → ${stored}`);
+      if (corrupt) {
+        if (transfer.checksumErrors === 0) throw new Error('the corrupted frame was not refused by the gateway');
+        say(`             fault: frame 1 arrived with a corrupted checksum → NAKed by the gateway, resent by the analyzer, accepted`);
+      }
+    }
+  };
+  const keys = (): string[] => run.sent.map((r) => r.key);
+  const delivered = (): string => ['postgres', 'lims'].map((s) => `${s} ${tally.deliveredOf(s, keys())}/${keys().length}`).join('   ');
+  const converged = (what: string): Promise<void> =>
+    waitFor(() => ['postgres', 'lims'].every((s) => tally.deliveredOf(s, keys()) === keys().length), PHASE_TIMEOUT_MS, () => `${what}: after ${PHASE_TIMEOUT_MS / 1000} s only ${delivered()} delivered (${env.logFile})`);
+
+  say('');
+  say('1. Results flow from the analyzer to both sinks');
+  const first = specimens(4);
+  await send(first, first[1]!.accession);
+  await converged('results flow');
+  say(`  delivered  ${delivered()}`);
+
+  say('');
+  say(`2. The LIMS is down for ${OUTAGE_MS / 1000} s: results wait in the outbox, then go`);
+  const outageStart = systemClock.now();
+  env.lims.configure({ outage: true });
+  say('  LIMS down (every connection dropped)');
+  await send(specimens(4));
+  await waitFor(() => tally.deliveredOf('postgres', keys()) === keys().length && tally.retries('lims').count > 0, PHASE_TIMEOUT_MS, 'the LIMS outage was not noticed');
+  say(`  delivered  ${delivered()}   (lims: "${tally.retries('lims').last ?? 'unreachable'}"; its drain pauses and probes)`);
+  await sleep(Math.max(0, outageStart + OUTAGE_MS - systemClock.now()));
+  env.lims.configure({ outage: false });
+  const back = systemClock.now();
+  say(`  LIMS back after ${((back - outageStart) / 1000).toFixed(1)} s`);
+  await converged('after the LIMS outage');
+  say(`  delivered  ${delivered()}   (the waiting results went ${((systemClock.now() - back) / 1000).toFixed(1)} s after the LIMS came back)`);
+
+  say('');
+  say('3. The gateway crashes in the middle of a delivery and is restarted on the same data directory');
+  env.lims.configure({ latencyMs: SLOW_LIMS_MS });
+  say(`  LIMS slowed to ${SLOW_LIMS_MS} ms per request, so its drain is still busy when the crash comes`);
+  // One batch per sink is applied by the sink but its answer is still on the way when the gateway dies.
+  for (const sink of run.gateway.sinks) sink.holdNextAnswer();
+  const third = specimens(6);
+  await send(third);
+  const thirdKeys = third.flatMap((s) => s.results.map((r) => r.key));
+  const underWay = (): boolean => run.gateway.sinks.every((s) => s.lostAnswers().rows.length > 0) && tally.deliveredOf('lims', thirdKeys) >= 4;
+  await waitFor(underWay, PHASE_TIMEOUT_MS, 'the delivery never got under way');
+  const before = delivered();
+  const lost = await crashGateway(run.gateway);
+  say(`  crash: the gateway stopped abruptly with ${before} delivered`);
+  for (const [sink, answers] of lost) {
+    if (answers.rows.length === 0) continue;
+    const where = sink === 'postgres' ? 'committed in result_load' : 'applied by the LIMS';
+    say(`    ${sink.padEnd(9)} ${answers.rows.length} results in flight, ${answers.applied} of them already ${where}: the answers were lost`);
+  }
+  env.lims.configure({ latencyMs: 0 });
+  const restart = systemClock.now();
+  run.gateway = await env.openGateway(listeners);
+  say(`  restart: a new gateway opened ${env.config.gateway.dataDir}; the outbox still holds everything not recorded as sent`);
+  await converged('after the restart');
+  say(`  delivered  ${delivered()}   (converged ${((systemClock.now() - restart) / 1000).toFixed(1)} s after the restart)`);
+  say(`  the re-sent results were recognized: postgres absorbed ${tally.replays('postgres')} (load_count + 1), the LIMS answered ${env.lims.stats().replays} from their idempotency keys`);
+  const refused = tally.refused();
+  if (refused.length) throw new Error(`results were refused: ${refused.slice(0, 3).join('; ')}`);
+  return run;
+}
+
+/** Polls `done` until it holds; a timeout is a demo failure with the given reason. */
+async function waitFor(done: () => boolean, timeoutMs: number, reason: string | (() => string)): Promise<void> {
+  const until = systemClock.now() + timeoutMs;
+  while (!done()) {
+    if (systemClock.now() > until) throw new Error(typeof reason === 'string' ? reason : reason());
+    await sleep(25);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,44 @@
+// `labgate demo` end to end, as a person runs it: a real child process of the installed entry point (bin/labgate.js
+// runs the compiled dist/, built by `npm test`'s pretest). It must exit 0 and its summary must prove exactly once.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '../..');
+const bin = join(root, 'bin/labgate.js');
+
+function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'demo'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+  });
+}
+
+describe('labgate demo', () => {
+  it('runs the whole pipeline with its faults and proves every result arrived exactly once in both sinks', async () => {
+    expect(existsSync(join(root, 'dist/src/commands/demo.js')), 'dist/ is missing: run `npm run build` first').toBe(true);
+    const { code, stdout, stderr, ms } = await runDemo();
+    expect(stderr, stdout).not.toContain('FAILED');
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    const sent = Number(/sent by the analyzer\s+(\d+) results/.exec(stdout)?.[1]);
+    expect(sent).toBeGreaterThan(0);
+    expect(stdout).toContain(`exactly once in PostgreSQL: ${sent} of ${sent} results, 0 missing, 0 twice`);
+    expect(stdout).toContain(`exactly once in the LIMS: ${sent} of ${sent} results, 0 missing, 0 applied twice`);
+    expect(stdout).toMatch(/^OK: every result arrived exactly once in both sinks/m);
+    // The faults happened, and the status page's address was shown.
+    expect(stdout).toMatch(/corrupted checksum → NAKed by the gateway, resent by the analyzer, accepted/);
+    expect(stdout).toMatch(/LIMS back after \d+\.\d s/);
+    expect(stdout).toMatch(/crash: the gateway stopped abruptly/);
+    expect(stdout).toMatch(/status page: http:\/\/127\.0\.0\.1:\d+\/ {2}\(health: http:\/\/127\.0\.0\.1:\d+\/healthz\)/);
+    // Synthetic accessions only, and no patient record content beyond the empty P record.
+    expect(stdout.match(/\bDEMO-\d{4}\b/g)?.length).toBeGreaterThan(0);
+    expect(ms).toBeLessThan(45_000);
+  }, 90_000);
+});
