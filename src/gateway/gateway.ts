@@ -12,6 +12,7 @@ import { LabgateError } from '../errors.js';
 import { sinkLogger, type Logger } from '../logger.js';
 import { Metrics } from '../metrics.js';
 import type { Sink } from '../sinks/sink.js';
+import { Retention } from '../store/retention.js';
 import { openStore, type Store } from '../store/store.js';
 import type { SerialPortFactory } from '../transport/endpoint.js';
 import { healthRoute, type SinkHealth } from '../web/health.js';
@@ -54,6 +55,7 @@ export class Gateway {
   private sinks: Sink[] = [];
   private bound: ReadonlyMap<string, BoundInstrument> = new Map();
   private disk: DiskGuard | undefined;
+  private retention: Retention | undefined;
   private stopping = false;
   private ready = false;
 
@@ -86,6 +88,8 @@ export class Gateway {
     this.store = store;
     store.outbox.resetInFlight();
     this.startDrains(store);
+    this.retention = new Retention({ db: store.db, clock: deps.clock, ...config.gateway.retention, log: deps.log.child({ part: 'retention' }) });
+    this.retention.start();
     this.disk = new DiskGuard({
       path: config.gateway.dataDir,
       floorBytes: config.gateway.diskFloorMb * 1024 * 1024,
@@ -131,6 +135,7 @@ export class Gateway {
     await Promise.allSettled(this.sinks.map((s) => s.close()));
     this.disk?.stop();
     await this.web?.stop();
+    await this.retention?.stop();
     this.store?.close();
     this.deps.log.info({}, 'gateway stopped');
   }

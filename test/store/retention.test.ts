@@ -1,0 +1,234 @@
+// Retention over a real store: what goes after the cut-off, what never goes, batches, vacuum and the timer.
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { InboundMessage } from '../../src/message.js';
+import type { Outcome } from '../../src/sinks/sink.js';
+import { pruneOnce, Retention, type Cutoffs } from '../../src/store/retention.js';
+import type { Store } from '../../src/store/store.js';
+import { ManualClock } from '../runtime/manual-clock.js';
+import { result, scratch } from './store-fixtures.js';
+
+const DAY = 86_400_000;
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+function setup(options: { sinks?: string[] } = {}) {
+  const s = scratch();
+  cleanups.push(s.cleanup);
+  const store = s.open(options.sinks ? { sinks: options.sinks } : {});
+  return { ...s, store };
+}
+
+/** A message received now whose results carry accessions `from`..`from + count - 1`. */
+function messageAt(receivedAt: number, from: number, count: number, raw = 'H|\\^&\rR|1|K|4.1\rL|1\r'): InboundMessage {
+  const results = Array.from({ length: count }, (_, i) => result(from + i));
+  return { capture: { instrumentId: 'chem-1', protocol: 'astm', receivedAt, raw: Buffer.from(raw, 'latin1') }, results, rejections: [] };
+}
+
+/** Records `outcome` for every due row of `sink` whose accession is in `accessions` (all when omitted). */
+function settle(store: Store, sink: string, outcome: Outcome, accessions?: string[]): void {
+  const rows = store.outbox.claimDue(sink, 10_000);
+  const chosen = rows.filter((r) => !accessions || accessions.includes((JSON.parse(r.payload) as { result: { accession: string } }).result.accession));
+  store.outbox.release(sink, rows.filter((r) => !chosen.includes(r)));
+  store.outbox.recordOutcomes(sink, chosen, chosen.map(() => outcome), chosen.map(() => null));
+}
+
+function deliverAll(store: Store): void {
+  for (const sink of ['postgres', 'lims']) settle(store, sink, { kind: 'delivered' });
+}
+
+function count(store: Store, sql: string): number {
+  return store.db.prepare(sql).pluck().get() as number;
+}
+
+function cutoffsAt(now: number, resultsDays = 30, auditDays = 365): Cutoffs {
+  return { results: now - resultsDays * DAY, audit: now - auditDays * DAY, now };
+}
+
+describe('the store is created for incremental vacuum', () => {
+  it('has auto_vacuum = INCREMENTAL (2) from the first table on', () => {
+    const { store } = setup();
+    expect(store.db.pragma('auto_vacuum', { simple: true })).toBe(2);
+  });
+});
+
+describe('pruneOnce', () => {
+  it('prunes delivered results, their outbox rows and captures older than the cut-off, and keeps the newer ones', async () => {
+    const { store, clock } = setup();
+    store.ingest(messageAt(clock.now(), 0, 3));
+    deliverAll(store);
+    clock.advance(31 * DAY);
+    store.ingest(messageAt(clock.now(), 10, 2));
+    deliverAll(store);
+
+    const counts = await pruneOnce(store.db, cutoffsAt(clock.now()), 500);
+
+    expect(counts).toMatchObject({ results: 3, outbox: 6, captures: 1, audit: 0, resultsDeferred: false });
+    expect(count(store, 'SELECT COUNT(*) FROM results')).toBe(2);
+    expect(count(store, 'SELECT COUNT(*) FROM outbox')).toBe(4);
+    expect(count(store, 'SELECT COUNT(*) FROM captures')).toBe(1);
+  });
+
+  it('keeps a result while any of its outbox rows is pending, dead or conflict, and keeps those rows and its capture', async () => {
+    const { store, clock } = setup();
+    store.ingest(messageAt(clock.now(), 0, 4));
+    settle(store, 'postgres', { kind: 'delivered' });
+    settle(store, 'lims', { kind: 'dead', reason: 'rejected by the LIMS' }, ['A100']);
+    settle(store, 'lims', { kind: 'conflict', reason: 'differs' }, ['A101']);
+    settle(store, 'lims', { kind: 'delivered' }, ['A102']);
+    // A103 stays pending for the LIMS.
+    clock.advance(31 * DAY);
+
+    const counts = await pruneOnce(store.db, cutoffsAt(clock.now()), 500);
+
+    expect(counts).toMatchObject({ results: 1, outbox: 2, captures: 0 });
+    const left = store.db.prepare('SELECT accession FROM results ORDER BY accession').pluck().all();
+    expect(left).toEqual(['A100', 'A101', 'A103']);
+    const states = store.db.prepare(`SELECT sink || ':' || state FROM outbox ORDER BY id`).pluck().all();
+    expect(states).toEqual(['postgres:sent', 'lims:dead', 'postgres:sent', 'lims:conflict', 'postgres:sent', 'lims:pending']);
+    expect(count(store, 'SELECT COUNT(*) FROM conflicts')).toBe(1);
+    expect(count(store, 'SELECT COUNT(*) FROM captures')).toBe(1);
+  });
+
+  it('keeps a result whose own outbox slot holds a row queued after the cut-off, and takes lately sent slots with it', async () => {
+    const { store, clock } = setup();
+    store.ingest(messageAt(clock.now(), 0, 2));
+    deliverAll(store);
+    clock.advance(31 * DAY);
+    // A correction queued now (as a forwarded conflict does) into each result's free slot 5: pending for A100, sent for A101.
+    const queue = store.db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, next_attempt_at, payload, payload_sha256,
+      created_at, updated_at, sent_at) SELECT id * 16 + 5, 'lims', dedup_key, ?, 0, '{}', '', ?, ?, ? FROM results WHERE accession = ?`);
+    queue.run('pending', clock.now(), clock.now(), null, 'A100');
+    queue.run('sent', clock.now(), clock.now(), clock.now(), 'A101');
+
+    const counts = await pruneOnce(store.db, cutoffsAt(clock.now()), 500);
+
+    expect(counts).toMatchObject({ results: 1, outbox: 4 + 1 });
+    expect(store.db.prepare('SELECT accession FROM results').pluck().all()).toEqual(['A100']);
+    expect(store.db.prepare(`SELECT state FROM outbox`).pluck().all()).toEqual(['pending']);
+  });
+
+  it('never prunes a rejected capture, and prunes a replay capture that no result names', async () => {
+    const { store, clock } = setup();
+    store.ingest(messageAt(clock.now(), 0, 1));
+    store.ingest({ ...messageAt(clock.now(), 5, 0), rejections: [{ reason: 'unmapped code XYZ' }] });
+    store.ingest(messageAt(clock.now() + 1, 0, 1)); // the analyzer sends A100 again: absorbed
+    deliverAll(store);
+    clock.advance(31 * DAY);
+
+    const counts = await pruneOnce(store.db, cutoffsAt(clock.now()), 500);
+
+    expect(counts).toMatchObject({ results: 1, captures: 2 });
+    expect(store.db.prepare('SELECT status FROM captures').pluck().all()).toEqual(['rejected']);
+  });
+
+  it('keeps an old result the analyzer re-sent lately, and its capture', async () => {
+    const { store, clock } = setup();
+    store.ingest(messageAt(clock.now(), 0, 1));
+    deliverAll(store);
+    clock.advance(29 * DAY);
+    store.ingest(messageAt(clock.now(), 0, 1));
+    clock.advance(2 * DAY);
+
+    const counts = await pruneOnce(store.db, cutoffsAt(clock.now()), 500);
+
+    expect(counts.results).toBe(0);
+    expect(count(store, 'SELECT COUNT(*) FROM results')).toBe(1);
+    // The first capture still names the kept result; the replay's is not old yet.
+    expect(count(store, 'SELECT COUNT(*) FROM captures')).toBe(2);
+  });
+
+  it('prunes QC results (nothing to deliver) and the audit log after its own, longer period', async () => {
+    const { store, clock } = setup();
+    store.ingest({ ...messageAt(clock.now(), 0, 1), results: [result(0, { qc: true })] });
+    clock.advance(100 * DAY);
+    store.ingest(messageAt(clock.now(), 1, 1));
+    deliverAll(store);
+    const auditBefore = count(store, 'SELECT COUNT(*) FROM audit');
+
+    const counts = await pruneOnce(store.db, cutoffsAt(clock.now(), 30, 90), 500);
+
+    expect(counts).toMatchObject({ results: 1, outbox: 0, captures: 1, audit: 1 });
+    const run = store.db.prepare(`SELECT * FROM audit WHERE action = 'retention-pruned'`).all() as { actor: string; at: number; detail: string }[];
+    expect(run).toHaveLength(1);
+    expect(run[0]!.actor).toBe('gateway');
+    expect(run[0]!.at).toBe(clock.now());
+    expect(JSON.parse(run[0]!.detail)).toMatchObject({ results: 1, outbox: 0, captures: 1, audit: 1 });
+    expect(count(store, 'SELECT COUNT(*) FROM audit')).toBe(auditBefore - 1 + 1);
+  });
+
+  it('works in batches, pausing between them, and a stop lands between two batches', async () => {
+    const { store, clock } = setup();
+    for (let m = 0; m < 10; m++) store.ingest(messageAt(clock.now(), m * 10, 5));
+    deliverAll(store);
+    clock.advance(31 * DAY);
+    let pauses = 0;
+    const counts = await pruneOnce(store.db, cutoffsAt(clock.now()), 7, { pause: async () => void pauses++ });
+    expect(counts).toMatchObject({ results: 50, outbox: 100, captures: 10 });
+    expect(pauses).toBeGreaterThanOrEqual(Math.floor(100 / 7) + Math.floor(50 / 7) + 1);
+
+    const again = setup();
+    for (let m = 0; m < 10; m++) again.store.ingest(messageAt(again.clock.now(), m * 10, 5));
+    deliverAll(again.store);
+    again.clock.advance(31 * DAY);
+    const abort = new AbortController();
+    let batches = 0;
+    const partial = await pruneOnce(again.store.db, cutoffsAt(again.clock.now()), 10, {
+      signal: abort.signal,
+      pause: async () => {
+        if (++batches === 3) abort.abort();
+      },
+    });
+    // A batch never ends inside a result's rows: 10 rows read, the last result's 2 held back, 8 pruned per batch.
+    expect(partial).toMatchObject({ outbox: 24, results: 0 });
+    expect(count(again.store, `SELECT COUNT(*) FROM audit WHERE action = 'retention-pruned'`)).toBe(1);
+  });
+
+  it('returns the freed pages to the filesystem (incremental vacuum)', async () => {
+    const { store, clock, dataDir } = setup();
+    const raw = 'R|1|^^^K|4.1|mmol/L\r'.repeat(500);
+    for (let m = 0; m < 200; m++) store.ingest(messageAt(clock.now(), m * 20, 20, raw));
+    deliverAll(store);
+    store.db.pragma('wal_checkpoint(TRUNCATE)');
+    const file = join(dataDir, 'labgate.db');
+    const before = statSync(file).size;
+    clock.advance(31 * DAY);
+
+    const counts = await pruneOnce(store.db, cutoffsAt(clock.now()), 500);
+    store.db.pragma('wal_checkpoint(TRUNCATE)');
+
+    expect(counts.freedPages).toBeGreaterThan(0);
+    expect(store.db.pragma('freelist_count', { simple: true })).toBe(0);
+    expect(statSync(file).size).toBeLessThan(before / 4);
+  });
+});
+
+describe('Retention', () => {
+  it('runs shortly after start, then every interval, and stops cleanly', async () => {
+    const { store } = setup();
+    const clock = new ManualClock(Date.UTC(2026, 6, 1));
+    store.ingest(messageAt(clock.now(), 0, 2));
+    deliverAll(store);
+    const runs = () => count(store, `SELECT COUNT(*) FROM audit WHERE action = 'retention-pruned'`);
+    const retention = new Retention({ db: store.db, clock, resultsDays: 30, auditDays: 365, firstRunDelayMs: 60_000, intervalMs: 3_600_000 });
+    retention.start();
+
+    await clock.advance(59_000);
+    expect(runs()).toBe(0);
+    await clock.advance(1_000);
+    expect(runs()).toBe(1);
+    expect(count(store, 'SELECT COUNT(*) FROM results')).toBe(2);
+
+    await clock.advance(31 * DAY);
+    expect(count(store, 'SELECT COUNT(*) FROM results')).toBe(0);
+    const total = runs();
+    expect(total).toBeGreaterThan(700);
+
+    await retention.stop();
+    await clock.advance(10 * 3_600_000);
+    expect(runs()).toBe(total);
+  });
+});
