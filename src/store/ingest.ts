@@ -56,12 +56,20 @@ const INSERT_RESULT = `
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (resulted_at, dedup_key) DO UPDATE SET load_count = load_count + 1, last_seen_at = excluded.last_seen_at
   WHERE results.clinical_digest = excluded.clinical_digest
-  RETURNING load_count`;
+  RETURNING id, load_count`;
+
+/** Outbox ids a result owns: its rows are `outboxIdOf(results.id, slot)` for slot 0 .. OUTBOX_SLOTS - 1. */
+export const OUTBOX_SLOTS = 16;
+
+/** The outbox id of a result's row in `slot`; ids stay in arrival order, as results ids are. */
+export function outboxIdOf(resultId: number, slot: number): number {
+  return resultId * OUTBOX_SLOTS + slot;
+}
 
 // One statement writes the rows of every sink, binding the payload once (the sinks are fixed for a store's life).
 function insertOutboxSql(sinks: readonly string[]): string {
-  const rows = sinks.map((sink) => `(${quote(sink)}, @key, 'pending', 0, @now, @payload, @sha, @now, @now)`);
-  return `INSERT INTO outbox (sink, dedup_key, state, attempts, next_attempt_at, payload, payload_sha256, created_at,
+  const rows = sinks.map((sink, slot) => `(@base + ${slot}, ${quote(sink)}, @key, 'pending', 0, @now, @payload, @sha, @now, @now)`);
+  return `INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, payload, payload_sha256, created_at,
     updated_at) VALUES ${rows.join(', ')}`;
 }
 
@@ -83,6 +91,7 @@ export class ResultWriter {
   private readonly insertAudit: Database.Statement;
 
   constructor(db: Database.Database, sinks: readonly string[]) {
+    if (sinks.length > OUTBOX_SLOTS) throw new RangeError(`at most ${OUTBOX_SLOTS} sinks, got ${sinks.length}`);
     this.insertResult = db.prepare(INSERT_RESULT);
     this.insertOutbox = sinks.length > 0 ? db.prepare(insertOutboxSql(sinks)) : null;
     // A repeated identical conflicting replay is the same conflict seen again, not a new one.
@@ -124,7 +133,7 @@ export class ResultWriter {
     const recounted = ctx.counted?.has(key) ? this.recount(payload, digest, ctx) : null;
     if (recounted !== null) return { fate: recounted, key };
     const row = this.insertResult.get(resultColumns(stamped, key, payload.recordId, digest, ctx.now)) as
-      | { load_count: number }
+      | { id: number; load_count: number }
       | undefined;
     let fate: ResultFate;
     if (row === undefined) {
@@ -132,7 +141,7 @@ export class ResultWriter {
       fate = 'conflict';
     } else if (row.load_count === 1) {
       // QC results are kept for the record but are not patient results: never forwarded.
-      if (!result.qc) this.enqueue(payload, ctx);
+      if (!result.qc) this.enqueue(payload, row.id, ctx);
       fate = 'inserted';
     } else {
       fate = 'absorbed';
@@ -154,10 +163,11 @@ export class ResultWriter {
     return 'conflict';
   }
 
-  private enqueue(payload: ResultPayload, ctx: WriteContext): void {
+  private enqueue(payload: ResultPayload, resultId: number, ctx: WriteContext): void {
     if (this.insertOutbox === null) return;
     const json = JSON.stringify(payload);
-    this.insertOutbox.run({ key: payload.dedupKey, now: ctx.now, payload: json, sha: hash('sha256', json) });
+    const base = outboxIdOf(resultId, 0);
+    this.insertOutbox.run({ base, key: payload.dedupKey, now: ctx.now, payload: json, sha: hash('sha256', json) });
   }
 
   // Returns the number of conflict rows written (0 when recordConflictOnce finds it already recorded).

@@ -102,4 +102,28 @@ export const migrations: readonly string[] = [
   CREATE TRIGGER audit_append_only BEFORE UPDATE ON audit
   BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
   `,
+  /* 2: outbox counts without a scan: conflict rows indexed, sent rows counted per sink */ `
+  -- From here on a result's outbox rows have the ids results.id * 16 + slot (ingest.ts, outboxIdOf): a result's
+  -- delivery states are one rowid range and a row's result one rowid lookup, with no index on dedup_key to slow ingest.
+  -- Partial, like outbox_dead: ingest inserts pending rows only, so neither index nor trigger costs it a write.
+  CREATE INDEX outbox_conflict ON outbox (sink, id) WHERE state = 'conflict';
+  -- Deliveries of the last hour (the page's rate and ETA) without reading every sent row; written when a row is marked
+  -- sent, on the delivery side, never by ingest.
+  CREATE INDEX outbox_sent_at ON outbox (sink, sent_at) WHERE state = 'sent';
+
+  -- Sent rows are nearly the whole table; counting them would scan it. The triggers keep the count exact through
+  -- every path that changes a state or deletes a row (outcomes, operators, corrections, retention). Rows are only
+  -- ever inserted pending (ingest, corrections), so no insert trigger is needed, nor paid for by ingest.
+  CREATE TABLE outbox_sent (
+    sink  TEXT    PRIMARY KEY,
+    n     INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  INSERT INTO outbox_sent (sink, n) SELECT sink, COUNT(*) FROM outbox WHERE state = 'sent' GROUP BY sink;
+  CREATE TRIGGER outbox_sent_in AFTER UPDATE OF state ON outbox WHEN new.state = 'sent' AND old.state <> 'sent'
+  BEGIN INSERT INTO outbox_sent (sink, n) VALUES (new.sink, 1) ON CONFLICT (sink) DO UPDATE SET n = n + 1; END;
+  CREATE TRIGGER outbox_sent_out AFTER UPDATE OF state ON outbox WHEN old.state = 'sent' AND new.state <> 'sent'
+  BEGIN UPDATE outbox_sent SET n = n - 1 WHERE sink = old.sink; END;
+  CREATE TRIGGER outbox_sent_delete AFTER DELETE ON outbox WHEN old.state = 'sent'
+  BEGIN UPDATE outbox_sent SET n = n - 1 WHERE sink = old.sink; END;
+  `,
 ];

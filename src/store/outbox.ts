@@ -2,6 +2,8 @@
 // Durability rules: a claim writes nothing (rows in flight are excluded in memory, so after a crash every
 // unfinished row is simply due again); every batch's outcomes are recorded in ONE synchronous transaction, committed
 // without waiting for fsync (a lost mark only means a re-delivery the sink absorbs); synchronous is restored after.
+// An outcome applies only to the payload that was claimed: a correction queued while the old version was in flight
+// (resolveConflict) changes payload_sha256, so the old version's outcome leaves the correction pending.
 import type Database from 'better-sqlite3';
 import type { OutboxRow, Outcome } from '../sinks/sink.js';
 import { OutboxOperator } from './outbox-operator.js';
@@ -32,10 +34,10 @@ export class Outbox extends OutboxOperator {
     const stmts = prepareOutcomes(db);
     this.record = db.transaction((sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => {
       const at = this.now();
-      const sent: number[] = [];
+      const sent: [number, string][] = [];
       rows.forEach((row, i) => {
         const outcome = outcomes[i]!;
-        if (outcome.kind === 'delivered' && outcome.etag === undefined) sent.push(row.id);
+        if (outcome.kind === 'delivered' && outcome.etag === undefined) sent.push([row.id, row.payloadSha256]);
         else applyOutcome(stmts, sink, row, outcome, retryAt[i] ?? null, at);
       });
       // One statement for the common case: a whole batch delivered.
@@ -114,14 +116,20 @@ interface OutcomeStatements {
 function prepareOutcomes(db: Database.Database): OutcomeStatements {
   return {
     sent: db.prepare(`UPDATE outbox SET state = 'sent', etag = coalesce(?, etag), sent_at = ?, updated_at = ?, last_error = NULL
-      WHERE id = ? AND state = 'pending'`),
+      WHERE id = ? AND state = 'pending' AND payload_sha256 = ?`),
+    // The batch as [[id, payload_sha256], ...]; each row is found by its id.
     sentMany: db.prepare(`UPDATE outbox SET state = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
-      WHERE id IN (SELECT value FROM json_each(?)) AND state = 'pending'`),
+      FROM (SELECT value ->> 0 AS id, value ->> 1 AS sha FROM json_each(?)) AS b
+      WHERE outbox.id = b.id AND outbox.payload_sha256 = b.sha AND outbox.state = 'pending'`),
     // A sink-wide failure (retryAt null) keeps the row's attempts and due time: an outage never ages a result.
     retry: db.prepare(`UPDATE outbox SET attempts = attempts + ?, next_attempt_at = coalesce(?, next_attempt_at), last_error = ?,
-      updated_at = ? WHERE id = ? AND state = 'pending'`),
-    dead: db.prepare(`UPDATE outbox SET state = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ? WHERE id = ? AND state = 'pending'`),
-    conflict: db.prepare(`UPDATE outbox SET state = 'conflict', last_error = ?, updated_at = ? WHERE id = ? AND state = 'pending'`),
+      updated_at = ? WHERE id = ? AND state = 'pending' AND payload_sha256 = ?`),
+    dead: db.prepare(`UPDATE outbox SET state = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ?
+      WHERE id = ? AND state = 'pending' AND payload_sha256 = ?`),
+    // The sink's current version tag, when its outcome names one, replaces ours: a correction forwarded by a person
+    // (conflict-resolution.ts) then names the version it replaces (LIMS If-Match) instead of failing on a stale one.
+    conflict: db.prepare(`UPDATE outbox SET state = 'conflict', etag = coalesce(?, etag), last_error = ?, updated_at = ?
+      WHERE id = ? AND state = 'pending' AND payload_sha256 = ?`),
     conflictRow: db.prepare(`INSERT INTO conflicts (dedup_key, origin, stored_payload, incoming_payload, incoming_digest, reason, detected_at)
       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`),
     audit: db.prepare(`INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, 'gateway', ?, ?, ?)`),
@@ -131,19 +139,24 @@ function prepareOutcomes(db: Database.Database): OutcomeStatements {
 function applyOutcome(s: OutcomeStatements, sink: string, row: OutboxRow, outcome: Outcome, retryAt: number | null, at: number): void {
   switch (outcome.kind) {
     case 'delivered':
-      s.sent.run(outcome.etag ?? null, at, at, row.id);
+      s.sent.run(outcome.etag ?? null, at, at, row.id, row.payloadSha256);
       return;
     case 'retry':
-      s.retry.run(retryAt === null ? 0 : 1, retryAt, outcome.reason, at, row.id);
+      s.retry.run(retryAt === null ? 0 : 1, retryAt, outcome.reason, at, row.id, row.payloadSha256);
       return;
     case 'dead':
-      s.dead.run(outcome.reason, at, row.id);
+      if (s.dead.run(outcome.reason, at, row.id, row.payloadSha256).changes === 0) return;
       s.audit.run(at, 'dead-letter', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
       return;
     case 'conflict':
-      s.conflict.run(outcome.reason, at, row.id);
+      if (s.conflict.run(theirEtag(outcome), outcome.reason, at, row.id, row.payloadSha256).changes === 0) return;
       s.conflictRow.run(row.dedupKey, sink, outcome.theirs ?? '', row.payload, row.payloadSha256, outcome.reason, at);
       s.audit.run(at, 'sink-conflict', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
       return;
   }
+}
+
+// A conflict outcome does not carry the sink's ETag yet (sinks/sink.ts); taken when a sink reports one.
+function theirEtag(outcome: Outcome): string | null {
+  return 'etag' in outcome && typeof outcome.etag === 'string' ? outcome.etag : null;
 }

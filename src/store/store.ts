@@ -10,13 +10,14 @@ import type { Capture, DecodedMessage, InboundMessage, Rejection } from '../mess
 import { sha256Hex } from '../payload.js';
 import type { KeyedResult } from '../result.js';
 import { CaptureJournal, type JournaledCapture, type RejectedCapture } from './captures.js';
+import { ConflictResolver, type ConflictChoice, type Resolution } from './conflict-resolution.js';
 import { openDatabase } from './database.js';
 import { ResultWriter, validateResults } from './ingest.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { Outbox } from './outbox.js';
-import { StoreReads, type OpenConflict, type RecentResult, type StoreCounts } from './reads.js';
+import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
-export type { OpenConflict, RecentResult, RejectedCapture, StoreCounts };
+export type { ConflictChoice, OpenConflict, RecentResult, RejectedCapture, Resolution, ResultRef, SinkDelivery, StoreCounts };
 
 /** What one ingest did. */
 export interface IngestSummary {
@@ -70,6 +71,7 @@ export class Store {
   private readonly journal: CaptureJournal;
   private readonly writer: ResultWriter;
   private readonly reads: StoreReads;
+  private readonly resolveTx: Database.Transaction<(id: number, choice: ConflictChoice, actor: string, now: number) => Resolution>;
   private readonly ingestTx: Database.Transaction<
     (capture: Capture, rawSha256: string, valid: KeyedResult[], rejections: Rejection[], now: number) => IngestSummary
   >;
@@ -92,6 +94,8 @@ export class Store {
     this.reprocessTx = db.transaction((captureId, valid, rejections, actor, now) =>
       this.commitReprocess(captureId, valid, rejections, actor, now),
     );
+    const resolver = new ConflictResolver(db, options.sinks);
+    this.resolveTx = db.transaction((id, choice, actor, now) => resolver.resolve(id, choice, actor, now));
   }
 
   /**
@@ -141,6 +145,24 @@ export class Store {
   /** Unresolved conflicts, oldest first. */
   openConflicts(limit: number): OpenConflict[] {
     return this.reads.openConflicts(limit);
+  }
+
+  /**
+   * Resolves an open conflict in ONE transaction, audited with `actor`: `keep` leaves the stored version and sends
+   * nothing; `forward` queues the other version to the sinks as a correction (conflict-resolution.ts).
+   */
+  resolveConflict(id: number, choice: ConflictChoice, actor: string): Resolution {
+    return this.resolveTx.immediate(id, choice, actor, this.options.now());
+  }
+
+  /** Outbox state per sink of each result, keyed by dedup key, in one indexed query. */
+  deliveryStates(results: readonly { dedupKey: string; resultedAt: string }[]): Map<string, SinkDelivery[]> {
+    return this.reads.deliveryStates(results);
+  }
+
+  /** Accession and LOINC of a stored result (to name a dead letter's sample), or undefined. */
+  resultOf(ref: ResultRef): { accession: string; analyteLoinc: string } | undefined {
+    return this.reads.resultOf(ref);
   }
 
   /** Appends an operator action to the audit log. */

@@ -85,6 +85,34 @@ describe('gatewayStatusSource over a real store', () => {
     expect(await source.reprocessCapture(rejectedId, 'web-local')).toMatchObject({ kind: 'done', message: expect.stringContaining('1 stored') });
     expect(await source.reprocessCapture(rejectedId, 'web-local')).toMatchObject({ kind: 'not-found' });
     expect(store.db.prepare(`SELECT actor FROM audit WHERE action = 'reprocessed'`).pluck().all()).toEqual(['web-local']);
+  });
+
+  it('shows each result\'s delivery per sink, its analyzer code and range, and names the sample of a dead letter', async () => {
+    const { source } = world();
+    const snap = await source.snapshot();
+    const a101 = snap.recentResults.find((r) => r.accession === 'A101')!;
+    expect(a101).toMatchObject({ analyzerCode: 'K', referenceRange: '3.5-5.1' });
+    expect(a101.delivery).toEqual([{ sink: 'postgres', state: 'sent' }, { sink: 'lims', state: 'dead' }]);
+    expect(snap.deadLetters.map((d) => [d.accession, d.loinc])).toEqual([['A101', '2823-3'], ['A102', '2823-3']]);
+  });
+
+  it('resolves conflicts through the store with the actor, and wakes the drains a correction was queued to', async () => {
+    const { store, source, woken } = world();
+    const [conflict] = (await source.snapshot()).conflicts;
+    expect(await source.resolveConflict(conflict!.id, 'forward', 'web:0a1b2c3d')).toEqual({ kind: 'done', message: `Conflict ${conflict!.id}: forwarded to postgres and lims as a correction.` });
+    expect(await source.resolveConflict(conflict!.id, 'keep', 'web:0a1b2c3d')).toMatchObject({ kind: 'not-found' });
+    expect(await source.resolveConflict(999, 'keep', 'web:0a1b2c3d')).toMatchObject({ kind: 'not-found' });
+    expect(woken).toEqual(['postgres', 'lims']);
+    expect(store.db.prepare(`SELECT actor FROM audit WHERE action = 'conflict-forwarded'`).pluck().all()).toEqual(['web:0a1b2c3d']);
+    const a101 = (await source.snapshot()).recentResults.find((r) => r.accession === 'A101')!;
+    expect(a101).toMatchObject({ valueText: '6.3', delivery: [{ sink: 'postgres', state: 'pending' }, { sink: 'lims', state: 'pending' }] });
+  });
+
+  it('says plainly what a store without conflict resolution cannot do', async () => {
+    const { store } = world();
+    const older = { outbox: store.outbox, recentResults: (n: number) => store.recentResults(n), openConflicts: (n: number) => store.openConflicts(n), rejectedCaptures: (n: number) => store.rejectedCaptures(n) };
+    const source = gatewayStatusSource({ gatewayId: 'gw-1', now: () => 0, store: older, instruments: () => [], drains: () => [] });
+    expect((await source.snapshot()).recentResults[0]!.delivery).toEqual([]);
     expect(await source.resolveConflict(1, 'keep', 'web-local')).toMatchObject({ kind: 'failed' });
   });
 });

@@ -1,10 +1,10 @@
 // The StatusSource of a running gateway: reads the supervisors, the drains and the store; acts through the store
-// (which audits every change with the actor and the time). What the store cannot do yet is injected as optional
-// functions, so the composition root wires what exists and the page says plainly what is not available.
+// (which audits every change with the actor and the time). The store's newer methods are optional in StatusStore,
+// so a store without them still serves the page, which then says plainly what is not available.
 import type { DrainStatus } from '../../delivery/drain.js';
 import { isLabgateError } from '../../errors.js';
 import type { DeadLetter, DeadLetterFilter, SinkCounts } from '../../store/outbox-operator.js';
-import type { IngestSummary, OpenConflict, RejectedCapture } from '../../store/store.js';
+import type { IngestSummary, OpenConflict, RejectedCapture, Resolution, ResultRef, SinkDelivery } from '../../store/store.js';
 import type { PortStatus } from '../../transport/supervisor.js';
 import { DailyCounters } from './daily-counters.js';
 import { instrumentView, payloadFields, sinkView, storedFields, type StoredResult } from './gateway-views.js';
@@ -15,6 +15,12 @@ export interface StatusStore {
   recentResults(limit: number): StoredResult[];
   openConflicts(limit: number): OpenConflict[];
   rejectedCaptures(limit: number): RejectedCapture[];
+  /** Resolves a conflict in one transaction, audited with the actor. */
+  resolveConflict?(id: number, choice: ConflictChoice, actor: string): Resolution;
+  /** Outbox state per sink of each result, in one query. */
+  deliveryStates?(results: readonly { dedupKey: string; resultedAt: string }[]): Map<string, SinkDelivery[]>;
+  /** Accession and LOINC of a stored result, to name a dead letter's sample. */
+  resultOf?(ref: ResultRef): { accession: string; analyteLoinc: string } | undefined;
   outbox: {
     counts(): SinkCounts[];
     sentSince(sink: string, since: number): number;
@@ -36,12 +42,6 @@ export interface GatewayStatusParts {
   wake?: (sink: string) => void;
   /** Decodes a rejected capture with the current configuration and `store.reprocess`es it. */
   reprocess?: (captureId: number, actor: string) => IngestSummary;
-  /** Resolves a conflict, audited; false when it is not open (any more). Not in the store yet. */
-  resolveConflict?: (id: number, choice: ConflictChoice, actor: string) => boolean;
-  /** Outbox state per sink of each key (one query for the page's results). Not in the store yet. */
-  deliveryStates?: (keys: readonly string[]) => Map<string, { sink: string; state: DeliveryState }[]>;
-  /** Accession and LOINC of a stored result, to name a dead letter's sample. Not in the store yet. */
-  resultOf?: (dedupKey: string) => { accession: string; analyteLoinc: string } | undefined;
   /** How many recent results and queue items to show. Default 50 and 100. */
   limits?: { results?: number; queue?: number };
   /** Start of "today" for the counters; default local midnight. */
@@ -64,13 +64,21 @@ export function gatewayStatusSource(parts: GatewayStatusParts): StatusSource {
       parts.wake?.(sink);
       return { kind: 'done', message: `${plural(n, 'dead letter')} for ${sink} queued again.` };
     },
-    resolveConflict: (id, choice, actor) => {
-      if (!parts.resolveConflict) return { kind: 'failed', message: 'Resolving conflicts is not available in this version of labgate.' };
-      if (!parts.resolveConflict(id, choice, actor)) return { kind: 'not-found', message: `Conflict ${id} is not open any more.` };
-      return { kind: 'done', message: choice === 'keep' ? `Conflict ${id}: stored version kept.` : `Conflict ${id}: new version forwarded as a correction.` };
-    },
+    resolveConflict: (id, choice, actor) => resolveConflict(parts, id, choice, actor),
     reprocessCapture: (id, actor) => reprocess(parts, id, actor),
   };
+}
+
+function resolveConflict(parts: GatewayStatusParts, id: number, choice: ConflictChoice, actor: string): ActionOutcome {
+  const { store } = parts;
+  if (!store.resolveConflict) return { kind: 'failed', message: 'Resolving conflicts is not available in this version of labgate.' };
+  const done = store.resolveConflict(id, choice, actor);
+  if (done.kind === 'not-found') return { kind: 'not-found', message: `There is no conflict ${id}.` };
+  if (done.kind === 'already-resolved') return { kind: 'not-found', message: `Conflict ${id} is not open any more (someone may have resolved it already).` };
+  for (const sink of done.queued) parts.wake?.(sink);
+  if (choice === 'keep') return { kind: 'done', message: `Conflict ${id}: stored version kept.` };
+  if (done.queued.length === 0) return { kind: 'done', message: `Conflict ${id}: resolved; no sink needed the correction (a QC result is never sent).` };
+  return { kind: 'done', message: `Conflict ${id}: forwarded to ${done.queued.join(' and ')} as a correction.` };
 }
 
 function reprocess(parts: GatewayStatusParts, id: number, actor: string): ActionOutcome {
@@ -94,7 +102,7 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
     if (!counts.some((c) => c.sink === sink)) counts.push({ sink, pending: 0, sent: 0, dead: 0, conflict: 0, oldestPendingAt: null });
   }
   const stored = store.recentResults(resultLimit);
-  const delivery = parts.deliveryStates?.(stored.map((r) => r.dedupKey)) ?? new Map<string, { sink: string; state: DeliveryState }[]>();
+  const delivery: Map<string, { sink: string; state: DeliveryState }[]> = store.deliveryStates?.(stored) ?? new Map();
   return {
     gatewayId: parts.gatewayId,
     now,
@@ -102,7 +110,7 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
     sinks: counts.map((c) => sinkView(c, store.outbox.sentSince(c.sink, now - HOUR_MS), drains.get(c.sink))),
     recentResults: stored.map((r) => ({ ...storedFields(r), dedupKey: r.dedupKey, delivery: delivery.get(r.dedupKey) ?? [] })),
     deadLetters: store.outbox.deadLetters({ all: true }, queueLimit).map((d) => {
-      const result = parts.resultOf?.(d.dedupKey);
+      const result = store.resultOf?.({ dedupKey: d.dedupKey, outboxId: d.id });
       return { sink: d.sink, dedupKey: d.dedupKey, accession: result?.accession ?? null, loinc: result?.analyteLoinc ?? null, reason: d.reason ?? 'no reason recorded', attempts: d.attempts, failedAt: d.updatedAt };
     }),
     conflicts: store.openConflicts(queueLimit).map((c) => ({

@@ -6,8 +6,8 @@ import type { RecentResult } from '../../store/reads.js';
 import type { PortStatus } from '../../transport/supervisor.js';
 import type { CircuitView, InstrumentView, ResultFields, SinkView } from './source.js';
 
-/** A stored result, plus the columns the store may add for the page (analyzer code, reference range). */
-export type StoredResult = RecentResult & { analyzerCode?: string; referenceRange?: string | null };
+/** A stored result as the store lists it. */
+export type StoredResult = RecentResult;
 
 /** An instrument's view from its supervisor's status and today's counters. */
 export function instrumentView(p: PortStatus, today: PortStatus['counters']): InstrumentView {
@@ -54,13 +54,13 @@ export function storedFields(r: StoredResult): ResultFields {
     accession: r.accession,
     instrumentId: r.instrumentId,
     loinc: r.analyteLoinc,
-    analyzerCode: r.analyzerCode ?? '',
+    analyzerCode: r.analyzerCode,
     valueText: r.valueText,
     unit: r.unit,
     flags: r.flags,
     status: r.status,
     resultedAt: r.resultedAt,
-    referenceRange: r.referenceRange ?? null,
+    referenceRange: r.referenceRange,
     qc: r.qc,
   };
 }
