@@ -1,5 +1,6 @@
 // `labgate run --config FILE`: the service systemd starts. The only place that reads the environment, handles
 // signals and reports readiness to the service manager.
+import { writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { Command } from '../cli.js';
@@ -7,7 +8,7 @@ import { loadConfig } from '../config/load.js';
 import type { StatFs } from '../disk-guard.js';
 import { systemClock } from '../driver.js';
 import { LabgateError } from '../errors.js';
-import { Gateway } from '../gateway/gateway.js';
+import { Gateway, type GatewayDeps } from '../gateway/gateway.js';
 import { createLogger } from '../logger.js';
 import { SystemdNotifier } from '../systemd/notify.js';
 
@@ -26,8 +27,12 @@ export const command: Command = async (args, io) => {
   const config = loadConfig(file);
   const log = createLogger({ level: config.gateway.logLevel, gateway: config.gateway.id });
   const notifier = new SystemdNotifier({ env: io.env, pid: process.pid, log });
-  const statfs = faultStatfs(io.env['LABGATE_FAULT_STATFS_FILE']);
-  const gateway = new Gateway(config, { clock: systemClock, random: Math.random, log, processMetrics: true, ...(statfs ? { statfs } : {}) });
+  const gateway = new Gateway(config, { clock: systemClock, random: Math.random, log, processMetrics: true, ...faultHooks(io.env) });
+  // Listening before start: a SIGTERM during start-up must take the clean path, not Node's default (death by signal).
+  const signal = new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
   try {
     await gateway.start();
   } catch (err) {
@@ -39,11 +44,7 @@ export const command: Command = async (args, io) => {
   }
   await notifier.ready('accepting results');
   const stopWatchdog = notifier.startWatchdog(systemClock);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  log.info({ signal }, 'stopping');
+  log.info({ signal: await signal }, 'stopping');
   stopWatchdog();
   await notifier.stopping();
   await gateway.stop();
@@ -51,8 +52,34 @@ export const command: Command = async (args, io) => {
   return 0;
 };
 
-/** Test-only fault hook: free bytes read from a file stand in for the filesystem's (the full-disk test). */
+/** Test-only fault hooks (test/e2e), each off unless its variable is set. */
+function faultHooks(env: NodeJS.ProcessEnv): Pick<GatewayDeps, 'statfs' | 'diskIntervalMs' | 'beforeCommit'> {
+  const statfs = faultStatfs(env['LABGATE_FAULT_STATFS_FILE']);
+  const diskIntervalMs = positive(env['LABGATE_FAULT_DISK_INTERVAL_MS']);
+  const pauseMs = positive(env['LABGATE_FAULT_PAUSE_BEFORE_COMMIT_MS']);
+  return {
+    ...(statfs ? { statfs } : {}),
+    ...(diskIntervalMs ? { diskIntervalMs } : {}),
+    ...(pauseMs ? { beforeCommit: pauseBeforeCommit(pauseMs) } : {}),
+  };
+}
+
+/** Free bytes read from a file stand in for the filesystem's (the full-disk test). */
 function faultStatfs(file: string | undefined): StatFs | undefined {
   if (!file) return undefined;
   return async () => ({ bavail: Number((await readFile(file, 'utf8')).trim()), bsize: 1 });
+}
+
+/** Blocks the event loop between receipt and commit, announced on stderr first, so a test can kill the gateway there. */
+function pauseBeforeCommit(ms: number): () => void {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  return () => {
+    writeSync(2, `labgate fault: pausing ${ms} ms before commit\n`);
+    Atomics.wait(cell, 0, 0, ms);
+  };
+}
+
+function positive(value: string | undefined): number | undefined {
+  const n = Number(value);
+  return value && Number.isFinite(n) && n > 0 ? n : undefined;
 }

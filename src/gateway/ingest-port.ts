@@ -11,6 +11,8 @@ export interface IngestPortOptions {
   /** Called after a commit that created outbox rows (wakes the drains). */
   onCommitted: () => void;
   log: { error(obj: object, msg?: string): void };
+  /** Test-only fault hook, run synchronously just before the commit (the kill-between-receipt-and-commit tests). */
+  beforeCommit?: () => void;
 }
 
 /** Builds the one IngestPort every driver runner commits through. */
@@ -18,6 +20,7 @@ export function createIngestPort(options: IngestPortOptions): IngestPort {
   return (message) => {
     if (!options.accepting()) return { kind: 'unavailable', reason: 'the gateway is not accepting messages now' };
     try {
+      options.beforeCommit?.();
       const summary = options.store.ingest(message);
       if (summary.inserted > 0) options.onCommitted();
       return { kind: 'committed', summary, rejections: message.rejections };

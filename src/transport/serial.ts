@@ -7,6 +7,8 @@ import type { CloseInfo, Transport } from './transport.js';
 export class SerialTransport implements Transport {
   private readonly closeListeners: ((info: CloseInfo) => void)[] = [];
   private closed = false;
+  // serialport holds writes on a closed port until it reopens, which a dead handle never does: settle them here.
+  private readonly pending = new Set<(err: Error) => void>();
 
   constructor(private readonly port: SerialPort) {
     port.on('close', (err: (Error & { disconnected?: boolean }) | null) =>
@@ -17,10 +19,20 @@ export class SerialTransport implements Transport {
   }
 
   write(data: Buffer): Promise<void> {
+    if (this.closed || !this.port.isOpen) return Promise.reject(new Error('serial port is closed'));
     return new Promise((resolve, reject) => {
+      const fail = (err: Error): void => {
+        this.pending.delete(fail);
+        reject(err);
+      };
+      this.pending.add(fail);
       this.port.write(data, (err) => {
-        if (err) return reject(err);
-        this.port.drain((drainErr) => (drainErr ? reject(drainErr) : resolve()));
+        if (err) return fail(err);
+        this.port.drain((drainErr) => {
+          if (drainErr) return fail(drainErr);
+          this.pending.delete(fail);
+          resolve();
+        });
       });
     });
   }
@@ -44,6 +56,7 @@ export class SerialTransport implements Transport {
   private fireClose(info: CloseInfo): void {
     if (this.closed) return;
     this.closed = true;
+    for (const fail of [...this.pending]) fail(new Error(`serial port closed: ${info.reason}`));
     for (const l of this.closeListeners) l(info);
   }
 }
