@@ -40,7 +40,8 @@ export function readObxValue(obx: Segment, d: Delimiters, valueType: string): Ob
       return { valueText, value: null, comparator: null };
     }
     default: {
-      const valueText = reps.map((r) => unescapeText(r, d)).join('\n');
+      // Repetitions (text lines, Chapter 7 7.4.2.5) become lines; empty ones carry nothing.
+      const valueText = reps.filter((r) => r !== '').map((r) => unescapeText(r, d)).join('\n');
       return { valueText, ...numberWithComparator(valueText) };
     }
   }
