@@ -2,10 +2,12 @@
 // with a fresh schema, and outbox rows shaped exactly as ingest writes them.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { buildPayload, sha256Hex } from '../src/payload.js';
-import type { KeyedResult } from '../src/result.js';
+import { buildPayload, sha256Hex, type ResultPayload } from '../src/payload.js';
+import { clinicalDigest, type KeyedResult } from '../src/result.js';
 import type { OutboxRow } from '../src/sinks/sink.js';
 import { migrateCentral } from '../src/sinks/postgres-schema.js';
+import { INSERT_RESULT, outboxIdOf } from '../src/store/ingest.js';
+import { resultColumns } from '../src/store/stored-result.js';
 import type Database from 'better-sqlite3';
 
 /** A reachable PostgreSQL with a schema of the bench's own. */
@@ -98,12 +100,36 @@ export function benchRows(from: number, n: number, sink = 'postgres'): OutboxRow
   });
 }
 
-/** Writes `rows` as pending outbox rows, due at `dueAt`, in chunks of one transaction each. */
+/** Writes `rows` as pending outbox rows, due at `dueAt`, each with its result (payload and all), as ingest does. */
 export function fillOutbox(db: Database.Database, rows: readonly OutboxRow[], dueAt: number): void {
-  const insert = db.prepare(`INSERT INTO outbox (sink, dedup_key, state, attempts, next_attempt_at, payload, payload_sha256,
-    created_at, updated_at) VALUES (?, ?, 'pending', 0, ?, ?, ?, ?, ?)`);
+  const upsert = db.prepare(INSERT_RESULT);
+  const insert = db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, created_at, updated_at)
+    VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
   const chunk = db.transaction((part: readonly OutboxRow[]) => {
-    for (const r of part) insert.run(r.sink, r.dedupKey, dueAt, r.payload, r.payloadSha256, dueAt, dueAt);
+    for (const r of part) {
+      const result = (JSON.parse(r.payload) as ResultPayload).result;
+      const columns = resultColumns(result, r.dedupKey, r.recordId, clinicalDigest(result), dueAt, r.payload, r.payloadSha256);
+      const { id } = upsert.get(columns) as { id: number };
+      insert.run(outboxIdOf(id, 0), r.sink, r.dedupKey, dueAt, dueAt, dueAt);
+    }
   });
   for (let i = 0; i < rows.length; i += 10_000) chunk(rows.slice(i, i + 10_000));
+}
+
+/** Writes `pending` outbox rows of one sink due one ms apart before now, each with a result carrying `template`'s payload. */
+export function fillPending(db: Database.Database, pending: number, template: OutboxRow): void {
+  const result = db.prepare(`INSERT INTO results (id, dedup_key, record_id, accession, analyte_loinc, instrument_id, resulted_at,
+    value_text, status, flags, qc, source, analyzer_code, clinical_digest, capture_id, first_seen_at, last_seen_at, payload, payload_sha256)
+    VALUES (?, ?, ?, 'A', '2823-3', 'chem-1', '2026-07-01T14:30:00+00:00', '4.1', 'final', '[]', 0, '{}', 'K', '', 1, ?, ?, ?, ?)`);
+  const row = db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, created_at, updated_at)
+    VALUES (?, 'postgres', ?, 'pending', 0, ?, ?, ?)`);
+  const t0 = Date.now() - pending;
+  const chunk = db.transaction((from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const key = i.toString(16).padStart(64, '0');
+      result.run(i + 1, key, template.recordId, t0, t0, template.payload, template.payloadSha256);
+      row.run(outboxIdOf(i + 1, 0), key, t0 + i, t0, t0);
+    }
+  });
+  for (let i = 0; i < pending; i += 50_000) chunk(i, Math.min(pending, i + 50_000));
 }

@@ -15,7 +15,7 @@ import { batchParams, batchStatement } from '../src/sinks/postgres-statement.js'
 import type { OutboxRow } from '../src/sinks/sink.js';
 import { openDatabase } from '../src/store/database.js';
 import { Outbox } from '../src/store/outbox.js';
-import { benchDatabase, benchRows, fillOutbox, withClient, type BenchDatabase } from './delivery-fixture.js';
+import { benchDatabase, benchRows, fillOutbox, fillPending, withClient, type BenchDatabase } from './delivery-fixture.js';
 import { sig, type BenchLine } from './line.js';
 
 const ROWS = Number(process.env.LABGATE_BENCH_ROWS ?? 100_000);
@@ -121,14 +121,7 @@ async function rowAtATime(db: BenchDatabase, rows: readonly OutboxRow[]): Promis
 // Median time of claiming (and releasing) one batch with `pending` rows waiting.
 function claimCost(path: string, pending: number): number {
   const db = openDatabase(path + '.db', 5_000);
-  const template = benchRows(0, 1)[0]!;
-  const fill = db.prepare(`INSERT INTO outbox (sink, dedup_key, state, attempts, next_attempt_at, payload, payload_sha256, created_at, updated_at)
-    VALUES ('postgres', ?, 'pending', 0, ?, ?, ?, ?, ?)`);
-  const t0 = Date.now() - pending;
-  const chunk = db.transaction((from: number, to: number) => {
-    for (let i = from; i < to; i++) fill.run(i.toString(16).padStart(64, '0'), t0 + i, template.payload, template.payloadSha256, t0, t0);
-  });
-  for (let i = 0; i < pending; i += 50_000) chunk(i, Math.min(pending, i + 50_000));
+  fillPending(db, pending, benchRows(0, 1)[0]!);
   const outbox = new Outbox(db, Date.now);
   const times: number[] = [];
   for (let i = 0; i < 220; i++) {

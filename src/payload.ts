@@ -1,5 +1,5 @@
 // What the outbox carries to every sink: the keyed result, its identity, and where it came from.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { KeyedResult } from './result.js';
 import { dedupKey, recordId } from './result.js';
 
@@ -14,6 +14,12 @@ export interface ResultPayload {
     /** SHA-256 hex of the raw captured bytes. */
     rawSha256: string;
   };
+  /**
+   * Set only on a correction a person forwarded: `clinicalContent()` (result.ts) of the version this one replaces,
+   * as the destination holds it. The central loader then replaces that version and only that one (compare-and-set);
+   * without it, or when the destination holds yet another version, different content stays a conflict.
+   */
+  supersedes?: string;
 }
 
 /** Builds the payload for a result received in a capture. */
@@ -29,5 +35,6 @@ export function buildPayload(result: KeyedResult, capture: { receivedAt: number;
 
 /** SHA-256 hex of a string or bytes. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  // One-shot: no Hash object per call (ingest hashes every capture and payload).
+  return hash('sha256', data);
 }

@@ -239,5 +239,8 @@ async function checkRecord(ctx: Ctx, row: OutboxRow, ours: ResultPayload, signal
   }
   const mine = limsClinicalContent(buildEnvelope(ours, ctx.options.envelopeVersion, ctx.deps.gatewayId));
   if (mine !== null && limsClinicalContent(theirs) === mine) return delivered(res.headers.etag, 'already in the LIMS with the same clinical content');
-  return { kind: 'conflict', reason: 'the LIMS holds different clinical content for this record', theirs: res.body };
+  // Their ETag travels with the conflict: a person who forwards labgate's version then supersedes exactly the version
+  // they saw (If-Match); a later edit in the LIMS fails that precondition again and is a new conflict.
+  const etag = res.headers.etag;
+  return { kind: 'conflict', reason: 'the LIMS holds different clinical content for this record', theirs: res.body, ...(etag ? { etag } : {}) };
 }

@@ -49,6 +49,10 @@ CREATE OR REPLACE FUNCTION ${s}.result_load_audit_append_only() RETURNS trigger 
 DROP TRIGGER IF EXISTS result_load_audit_append_only ON ${s}.result_load_audit;
 CREATE TRIGGER result_load_audit_append_only BEFORE UPDATE OR DELETE ON ${s}.result_load_audit
   FOR EACH ROW EXECUTE FUNCTION ${s}.result_load_audit_append_only();`,
+    // A correction a person forwarded (compare-and-set on the clinical content) is audited as such.
+    `ALTER TABLE ${s}.result_load_audit DROP CONSTRAINT IF EXISTS result_load_audit_outcome_check;
+ALTER TABLE ${s}.result_load_audit ADD CONSTRAINT result_load_audit_outcome_check
+  CHECK (outcome IN ('inserted', 'absorbed', 'conflict', 'corrected'));`,
   ];
 }
 
@@ -93,15 +97,20 @@ export async function migrateCentral(client: ClientBase, schema: string): Promis
   }
 }
 
-/** The least-privilege grants for the role a gateway loads as: insert results, count replays, append audit rows. */
+/**
+ * The least-privilege grants for the role a gateway loads as: insert results, count replays, apply forwarded
+ * corrections to the clinical columns, append audit rows.
+ */
 export function loaderGrants(schema: string, role: string): string {
   const s = quoteIdent(schema);
   const r = quoteIdent(role);
   // SELECT on the compared columns (and xmax, for inserted-vs-absorbed) is what ON CONFLICT ... WHERE and
-  // RETURNING read; nothing else of a stored result is readable, and nothing can be overwritten or deleted.
+  // RETURNING read; nothing else of a stored result is readable. The identity columns (key, accession, analyte,
+  // instrument, time, record id) and first_loaded_at can never be changed; no row can be deleted.
   return `GRANT USAGE ON SCHEMA ${s} TO ${r};
 GRANT INSERT ON ${s}.result_load TO ${r};
-GRANT UPDATE (load_count, last_loaded_at) ON ${s}.result_load TO ${r};
+GRANT UPDATE (load_count, last_loaded_at, value, unit, value_text, comparator, status, flags, reference_range, source_gateway)
+  ON ${s}.result_load TO ${r};
 GRANT SELECT (dedup_key, xmax, value_text, value, comparator, unit, status, flags, reference_range, source_gateway, load_count)
   ON ${s}.result_load TO ${r};
 GRANT INSERT ON ${s}.result_load_audit TO ${r};

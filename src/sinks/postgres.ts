@@ -1,10 +1,19 @@
 // The central PostgreSQL loader sink: one upsert+audit statement per batch (postgres-statement.ts), outcomes per
 // row. A server or network failure pauses the whole sink; a data error is isolated by bisecting the batch so that
-// only the poison row is dead-lettered. The sink never touches SQLite and never throws for I/O.
+// only the poison row is dead-lettered. Forwarded corrections (payload `supersedes`) go in statements of their own,
+// so the hot path stays the plain upsert. The sink never touches SQLite and never throws for I/O.
 import pg from 'pg';
 import { classifyPgError, describePgError } from './postgres-classify.js';
 import { poolConfig, type PostgresConnectionOptions } from './postgres-connection.js';
-import { batchParams, batchStatement, storedVersionsStatement, type LoadRow } from './postgres-statement.js';
+import {
+  batchParams,
+  batchStatement,
+  mayCorrect,
+  storedClinicalContent,
+  storedVersionsStatement,
+  type LoadRow,
+  type StoredVersion,
+} from './postgres-statement.js';
 import type { OutboxRow, Outcome, Sink } from './sink.js';
 
 /** The PostgreSQL sink's configuration (the `postgres` section) plus the gateway's identity. */
@@ -29,7 +38,7 @@ export interface PostgresSink extends Sink {
   readonly pool: pg.Pool;
 }
 
-type Slot = { index: number; load: LoadRow };
+type Slot = { index: number; load: LoadRow; correction: boolean };
 
 /** Builds the PostgreSQL sink. */
 export function createPostgresSink(options: PostgresSinkOptions, deps: PostgresSinkDeps = {}): PostgresSink {
@@ -40,11 +49,12 @@ export function createPostgresSink(options: PostgresSinkOptions, deps: PostgresS
   return new PostgresLoader(options, pool, owned);
 }
 
-type Answer = { dedup_key: string; inserted: boolean; conflict: boolean };
+type Answer = { dedup_key: string; inserted: boolean; corrected: boolean; conflict: boolean };
 
 class PostgresLoader implements PostgresSink {
   readonly name: string;
   private readonly upsert: string;
+  private readonly correcting: string;
   private readonly stored: string;
 
   constructor(
@@ -54,6 +64,7 @@ class PostgresLoader implements PostgresSink {
   ) {
     this.name = options.name ?? 'postgres';
     this.upsert = batchStatement(options.schema);
+    this.correcting = batchStatement(options.schema, { corrections: true });
     this.stored = storedVersionsStatement(options.schema);
   }
 
@@ -73,13 +84,19 @@ class PostgresLoader implements PostgresSink {
 
   // One statement for the slots; on a data error, bisect until the poison row stands alone.
   private async load(slots: readonly Slot[], out: Outcome[]): Promise<'ok' | 'down'> {
+    const correcting = slots[0]!.correction;
     try {
       const params = batchParams(slots.map((s) => s.load), this.options.gatewayId);
-      const res = await this.pool.query<Answer>(this.upsert, params);
+      const res = await this.pool.query<Answer>(correcting ? this.correcting : this.upsert, params);
       await this.fill(slots, res.rows, out);
       return 'ok';
     } catch (err) {
       const reason = describePgError(err);
+      if (correcting && (err as { code?: unknown }).code === '42501') {
+        // A role granted before corrections existed: only the corrections wait (loaderGrants, POSTGRES.md).
+        for (const s of slots) out[s.index] = { kind: 'retry', reason: `${reason} (grant the loader role UPDATE on the clinical columns)`, scope: 'record' };
+        return 'ok';
+      }
       if (classifyPgError(err) === 'sink') {
         markDown(slots, reason, out);
         return 'down';
@@ -104,7 +121,7 @@ class PostgresLoader implements PostgresSink {
     for (const s of slots) {
       const r = byKey.get(s.load.key);
       if (!r) out[s.index] = { kind: 'retry', reason: 'row missing from the batch answer', scope: 'record' };
-      else if (!r.conflict) out[s.index] = { kind: 'delivered', detail: r.inserted ? 'inserted' : 'absorbed' };
+      else if (!r.conflict) out[s.index] = { kind: 'delivered', detail: r.corrected ? 'corrected' : r.inserted ? 'inserted' : 'absorbed' };
       else {
         const version = theirs.get(s.load.key);
         const reason = 'central result_load holds different clinical content for this key';
@@ -115,8 +132,9 @@ class PostgresLoader implements PostgresSink {
 
   private async storedVersions(keys: string[]): Promise<Map<string, string>> {
     try {
-      const res = await this.pool.query<{ dedup_key: string }>(this.stored, [keys]);
-      return new Map(res.rows.map((r) => [r.dedup_key, JSON.stringify(r)]));
+      const res = await this.pool.query<StoredVersion & { dedup_key: string }>(this.stored, [keys]);
+      // `supersedes` is what a person's forward puts in the payload to replace exactly this version.
+      return new Map(res.rows.map((r) => [r.dedup_key, JSON.stringify({ ...r, supersedes: storedClinicalContent(r) })]));
     } catch {
       return new Map(); // the conflict stands; only its evidence is missing
     }
@@ -129,15 +147,20 @@ function markDown(slots: readonly Slot[], reason: string, out: Outcome[]): void 
 
 // The server reads the payloads; one it cannot read (22P02, 22007 ...) is isolated by bisection like any data error.
 function prepare(batch: readonly OutboxRow[]): Slot[] {
-  return batch.map((row, index) => ({ index, load: { key: row.dedupKey, payload: row.payload, attempt: row.attempts + 1 } }));
+  return batch.map((row, index) => ({
+    index,
+    load: { key: row.dedupKey, payload: row.payload, attempt: row.attempts + 1 },
+    correction: mayCorrect(row.payload),
+  }));
 }
 
-// ON CONFLICT cannot touch one row twice in a statement, so a repeated key goes to a later statement.
+// ON CONFLICT cannot touch one row twice in a statement, so a repeated key goes to a later statement; corrections
+// go to statements of their own.
 function uniqueKeyGroups(slots: readonly Slot[]): Slot[][] {
-  const groups: { keys: Set<string>; slots: Slot[] }[] = [];
+  const groups: { keys: Set<string>; correction: boolean; slots: Slot[] }[] = [];
   for (const slot of slots) {
-    let g = groups.find((x) => !x.keys.has(slot.load.key));
-    if (!g) groups.push((g = { keys: new Set(), slots: [] }));
+    let g = groups.find((x) => x.correction === slot.correction && !x.keys.has(slot.load.key));
+    if (!g) groups.push((g = { keys: new Set(), correction: slot.correction, slots: [] }));
     g.keys.add(slot.load.key);
     g.slots.push(slot);
   }

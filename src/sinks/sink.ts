@@ -18,7 +18,8 @@ export interface OutboxRow {
 export type Outcome =
   | { kind: 'delivered'; etag?: string; detail?: string }
   | { kind: 'retry'; reason: string; notBefore?: number; scope?: 'record' | 'sink' }
-  | { kind: 'conflict'; reason: string; theirs?: string }
+  // `etag`: the sink's current version tag of the record (LIMS); a person's forward sends it as If-Match.
+  | { kind: 'conflict'; reason: string; theirs?: string; etag?: string }
   | { kind: 'dead'; reason: string };
 
 /** A destination for results (central PostgreSQL, the LIMS). */

@@ -1,7 +1,8 @@
 // Resolving a conflict: a person's audited decision, never the gateway's (ARCHITECTURE.md invariant 4).
 //   keep     labgate's stored version stays; nothing is sent.
 //   forward  origin 'ingest': the incoming version becomes the stored result as a correction and goes to every sink:
-//            each of the result's outbox rows is queued again with the new payload, keeping its ETag, so the LIMS
+//            the result's payload (stored once for every sink) is replaced and each of its outbox rows is queued
+//            again, keeping its ETag, so the LIMS
 //            gets an If-Match write (a correction of the version it holds), not a create.
 //            origin a sink: that sink holds another version; labgate's own is queued to it again as a correction.
 // Every method runs inside the store's synchronous transaction; statements are prepared once.
@@ -53,13 +54,14 @@ export class ConflictResolver {
     // Rows written before outbox ids were slots (an older database): few, on the partial index.
     this.conflictRows = db.prepare(`SELECT id, sink FROM outbox WHERE state = 'conflict' AND sink = ? AND dedup_key = ?`);
     this.correct = db.prepare(`UPDATE results SET value_text = ?, value = ?, comparator = ?, unit = ?, status = ?, flags = ?,
-      reference_range = ?, source = ?, analyzer_code = ?, capture_id = ?, clinical_digest = ? WHERE id = ?`);
-    this.requeueWith = db.prepare(`UPDATE outbox SET state = 'pending', payload = ?, payload_sha256 = ?, attempts = 0,
-      next_attempt_at = ?, last_error = NULL, sent_at = NULL, updated_at = ? WHERE id = ?`);
+      reference_range = ?, source = ?, analyzer_code = ?, capture_id = ?, clinical_digest = ?, payload = ?, payload_sha256 = ?
+      WHERE id = ?`);
+    this.requeueWith = db.prepare(`UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, last_error = NULL,
+      sent_at = NULL, updated_at = ? WHERE id = ?`);
     this.requeue = db.prepare(`UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, last_error = NULL,
       updated_at = ? WHERE id = ?`);
-    this.insertRow = db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, payload,
-      payload_sha256, created_at, updated_at) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)`);
+    this.insertRow = db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, created_at, updated_at)
+      VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
     this.audit = db.prepare('INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, ?, ?, ?, ?)');
   }
 
@@ -86,17 +88,18 @@ export class ConflictResolver {
     const stored = this.resultOf.get(r.resultedAt, conflict.dedup_key) as { id: number; qc: number } | undefined;
     if (stored === undefined) throw new Error(`conflict ${conflict.id} names ${conflict.dedup_key}, which is not stored`);
     const digest = clinicalDigest(r);
+    // A new payload_sha256 also voids the outcome of the old version, if it is in flight now (outbox.ts).
+    const sha = hash('sha256', conflict.incoming_payload);
     this.correct.run(r.valueText, r.value, r.comparator, r.unit, r.status, JSON.stringify(r.flags), r.referenceRange,
-      JSON.stringify(r.source), r.source.analyzerCode, r.source.captureId, digest, stored.id);
+      JSON.stringify(r.source), r.source.analyzerCode, r.source.captureId, digest, conflict.incoming_payload, sha, stored.id);
     // QC results are kept for the record, never forwarded (ingest.ts).
     if (stored.qc === 1) return [];
-    const sha = hash('sha256', conflict.incoming_payload);
     const rows = this.slotsOf(stored.id, conflict.dedup_key);
-    for (const row of rows) this.requeueWith.run(conflict.incoming_payload, sha, now, now, row.id);
+    for (const row of rows) this.requeueWith.run(now, now, row.id);
     const queued = rows.map((row) => row.sink);
     for (const sink of this.sinks) {
       if (queued.includes(sink)) continue;
-      this.insertRow.run(this.freeSlot(stored.id), sink, conflict.dedup_key, now, conflict.incoming_payload, sha, now, now);
+      this.insertRow.run(this.freeSlot(stored.id), sink, conflict.dedup_key, now, now, now);
       queued.push(sink);
     }
     return queued;

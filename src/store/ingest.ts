@@ -49,11 +49,12 @@ export function validateResults(results: readonly unknown[]): { valid: KeyedResu
   return { valid, invalid };
 }
 
-const INSERT_RESULT = `
+/** The dedup upsert of one result (exported for fixtures that stage outbox rows): columns as `resultColumns`. */
+export const INSERT_RESULT = `
   INSERT INTO results (dedup_key, record_id, accession, analyte_loinc, instrument_id, resulted_at, value_text, value,
     comparator, unit, status, flags, reference_range, qc, source, analyzer_code, clinical_digest,
-    capture_id, first_seen_at, last_seen_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    capture_id, first_seen_at, last_seen_at, payload, payload_sha256)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (resulted_at, dedup_key) DO UPDATE SET load_count = load_count + 1, last_seen_at = excluded.last_seen_at
   WHERE results.clinical_digest = excluded.clinical_digest
   RETURNING id, load_count`;
@@ -66,11 +67,12 @@ export function outboxIdOf(resultId: number, slot: number): number {
   return resultId * OUTBOX_SLOTS + slot;
 }
 
-// One statement writes the rows of every sink, binding the payload once (the sinks are fixed for a store's life).
+// One statement writes the rows of every sink (the sinks are fixed for a store's life); they carry no payload: a claim
+// reads the result's, so it is stored once however many sinks there are.
 function insertOutboxSql(sinks: readonly string[]): string {
-  const rows = sinks.map((sink, slot) => `(@base + ${slot}, ${quote(sink)}, @key, 'pending', 0, @now, @payload, @sha, @now, @now)`);
-  return `INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, payload, payload_sha256, created_at,
-    updated_at) VALUES ${rows.join(', ')}`;
+  const rows = sinks.map((sink, slot) => `(@base + ${slot}, ${quote(sink)}, @key, 'pending', 0, @now, @now, @now)`);
+  return `INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, created_at, updated_at)
+    VALUES ${rows.join(', ')}`;
 }
 
 function quote(text: string): string {
@@ -99,8 +101,7 @@ export class ResultWriter {
       `${CONFLICT_COLUMNS} ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`,
     );
     this.recordConflictOnce = db.prepare(`${CONFLICT_COLUMNS} ON CONFLICT (dedup_key, origin, incoming_digest) DO NOTHING`);
-    this.storedRow = db.prepare(`SELECT r.*, c.received_at AS capture_received_at, c.raw_sha256 AS capture_raw_sha256
-      FROM results r JOIN captures c ON c.id = r.capture_id WHERE r.resulted_at = ? AND r.dedup_key = ?`);
+    this.storedRow = db.prepare('SELECT * FROM results WHERE resulted_at = ? AND dedup_key = ?');
     this.storedDigest = db.prepare('SELECT clinical_digest FROM results WHERE resulted_at = ? AND dedup_key = ?').pluck();
     this.insertAudit = db.prepare('INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, ?, ?, ?, ?)');
   }
@@ -130,18 +131,19 @@ export class ResultWriter {
     const payload = buildPayload(stamped, ctx.capture);
     const key = payload.dedupKey;
     const digest = clinicalDigest(result);
-    const recounted = ctx.counted?.has(key) ? this.recount(payload, digest, ctx) : null;
+    // Serialized and hashed once: the stored payload, its digest and a conflict's incoming version are this text.
+    const json = JSON.stringify(payload);
+    const recounted = ctx.counted?.has(key) ? this.recount(payload, json, digest, ctx) : null;
     if (recounted !== null) return { fate: recounted, key };
-    const row = this.insertResult.get(resultColumns(stamped, key, payload.recordId, digest, ctx.now)) as
-      | { id: number; load_count: number }
-      | undefined;
+    const columns = resultColumns(stamped, key, payload.recordId, digest, ctx.now, json, hash('sha256', json));
+    const row = this.insertResult.get(columns) as { id: number; load_count: number } | undefined;
     let fate: ResultFate;
     if (row === undefined) {
-      this.conflict(payload, digest, ctx, this.recordConflict);
+      this.conflict(payload, json, digest, ctx, this.recordConflict);
       fate = 'conflict';
     } else if (row.load_count === 1) {
       // QC results are kept for the record but are not patient results: never forwarded.
-      if (!result.qc) this.enqueue(payload, row.id, ctx);
+      if (!result.qc) this.insertOutbox?.run({ base: outboxIdOf(row.id, 0), key, now: ctx.now });
       fate = 'inserted';
     } else {
       fate = 'absorbed';
@@ -153,33 +155,23 @@ export class ResultWriter {
   // The message was received once: a result this capture was already counted for changes nothing,
   // unless the corrected configuration now reads it differently, which is a conflict a person must see.
   // Null when the stored row is gone (retention): the result is then written as on first ingest.
-  private recount(payload: ResultPayload, digest: string, ctx: WriteContext): ResultFate | null {
+  private recount(payload: ResultPayload, json: string, digest: string, ctx: WriteContext): ResultFate | null {
     const stored = this.storedDigest.get(payload.result.resultedAt, payload.dedupKey) as string | undefined;
     if (stored === undefined) return null;
     if (stored === digest) return 'absorbed';
-    if (this.conflict(payload, digest, ctx, this.recordConflictOnce) > 0) {
+    if (this.conflict(payload, json, digest, ctx, this.recordConflictOnce) > 0) {
       this.insertAudit.run(ctx.now, ctx.actor, 'conflict', payload.dedupKey, `{"captureId":${ctx.capture.id}}`);
     }
     return 'conflict';
   }
 
-  private enqueue(payload: ResultPayload, resultId: number, ctx: WriteContext): void {
-    if (this.insertOutbox === null) return;
-    const json = JSON.stringify(payload);
-    const base = outboxIdOf(resultId, 0);
-    this.insertOutbox.run({ base, key: payload.dedupKey, now: ctx.now, payload: json, sha: hash('sha256', json) });
-  }
-
   // Returns the number of conflict rows written (0 when recordConflictOnce finds it already recorded).
-  private conflict(incoming: ResultPayload, digest: string, ctx: WriteContext, statement: Database.Statement): number {
-    const row = this.storedRow.get(incoming.result.resultedAt, incoming.dedupKey) as
-      | (ResultRow & { capture_received_at: number; capture_raw_sha256: string })
-      | undefined;
+  private conflict(incoming: ResultPayload, json: string, digest: string, ctx: WriteContext, statement: Database.Statement): number {
+    const row = this.storedRow.get(incoming.result.resultedAt, incoming.dedupKey) as ResultRow | undefined;
     if (row === undefined) throw new Error(`conflict on ${incoming.dedupKey} but no stored result`);
-    const storedResult = rowToResult(row);
-    const stored = buildPayload(storedResult, { receivedAt: row.capture_received_at, rawSha256: row.capture_raw_sha256 });
-    const reason = `same key, different clinical content: ${differingFields(storedResult, incoming.result).join(', ')}`;
-    const args = [incoming.dedupKey, JSON.stringify(stored), JSON.stringify(incoming), digest, ctx.capture.id, reason, ctx.now];
+    // The stored version is the payload the sinks are sent, exactly.
+    const reason = `same key, different clinical content: ${differingFields(rowToResult(row), incoming.result).join(', ')}`;
+    const args = [incoming.dedupKey, row.payload, json, digest, ctx.capture.id, reason, ctx.now];
     return statement.run(...args).changes;
   }
 }

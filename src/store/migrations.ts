@@ -18,7 +18,7 @@ export const migrations: readonly string[] = [
     counted_keys  TEXT                          -- JSON dedup keys already counted; kept while rejected so a reprocess counts none twice
   );
   CREATE INDEX captures_rejected ON captures (id) WHERE status = 'rejected';
-  CREATE INDEX captures_received ON captures (received_at);
+  -- No index on received_at: retention walks captures by id, which follows receipt (retention.ts, capturesStep).
 
   CREATE TABLE results (
     id               INTEGER PRIMARY KEY,     -- arrival order: rows append instead of landing at random pages
@@ -42,7 +42,11 @@ export const migrations: readonly string[] = [
     capture_id       INTEGER NOT NULL,
     load_count       INTEGER NOT NULL DEFAULT 1,
     first_seen_at    INTEGER NOT NULL,
-    last_seen_at     INTEGER NOT NULL
+    last_seen_at     INTEGER NOT NULL,
+    -- What every sink is sent, stored once for all of them (last: the columns before it read without touching it).
+    -- The outbox rows of this result are ids id * 16 + slot (ingest.ts, outboxIdOf); a claim finds this row by rowid.
+    payload          TEXT    NOT NULL,          -- JSON of a ResultPayload
+    payload_sha256   TEXT    NOT NULL           -- a correction replaces both; an outcome applies only to the one claimed
   );
   -- The key is unique through (resulted_at, dedup_key): the key hashes resulted_at, so one key has one resulted_at,
   -- and results arrive in about resulted_at order, so a commit's index entries share a page or two instead of
@@ -51,8 +55,9 @@ export const migrations: readonly string[] = [
   CREATE UNIQUE INDEX results_key ON results (resulted_at, dedup_key);
   CREATE INDEX results_first_seen ON results (first_seen_at);
 
+  -- Delivery state only: the payload is the result's (results.payload), so marking a row sent rewrites ~100 bytes.
   CREATE TABLE outbox (
-    id               INTEGER PRIMARY KEY,
+    id               INTEGER PRIMARY KEY,     -- results.id * 16 + slot (ingest.ts, outboxIdOf)
     sink             TEXT    NOT NULL,
     dedup_key        TEXT    NOT NULL,
     state            TEXT    NOT NULL CHECK (state IN ('pending', 'sent', 'dead', 'conflict')),
@@ -60,8 +65,6 @@ export const migrations: readonly string[] = [
     next_attempt_at  INTEGER NOT NULL,          -- epoch ms
     last_error       TEXT,
     etag             TEXT,
-    payload          TEXT    NOT NULL,          -- JSON of a ResultPayload
-    payload_sha256   TEXT    NOT NULL,
     created_at       INTEGER NOT NULL,
     updated_at       INTEGER NOT NULL,
     sent_at          INTEGER
@@ -98,7 +101,7 @@ export const migrations: readonly string[] = [
     subject  TEXT,                              -- dedup key, capture id, sink ...
     detail   TEXT                               -- JSON
   );
-  CREATE INDEX audit_at ON audit (at);
+  -- No index on at: retention prunes by id, which follows time (retention.ts, auditStep).
   CREATE TRIGGER audit_append_only BEFORE UPDATE ON audit
   BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
   `,

@@ -3,20 +3,25 @@
 // unfinished row is simply due again); every batch's outcomes are recorded in ONE synchronous transaction, committed
 // without waiting for fsync (a lost mark only means a re-delivery the sink absorbs); synchronous is restored after.
 // An outcome applies only to the payload that was claimed: a correction queued while the old version was in flight
-// (resolveConflict) changes payload_sha256, so the old version's outcome leaves the correction pending.
+// (resolveConflict) changes the result's payload_sha256, so the old version's outcome leaves the correction pending.
+// The payload is the result's, stored once for every sink: a row's result is the rowid `id / 16` (ingest.ts,
+// outboxIdOf), so a claim reads it by one rowid lookup and an outcome rewrites only the small outbox row.
 import type Database from 'better-sqlite3';
 import type { OutboxRow, Outcome } from '../sinks/sink.js';
+import { OUTBOX_SLOTS } from './ingest.js';
 import { OutboxOperator } from './outbox-operator.js';
 
-// recordId is read from the payload's text: the pattern `"recordId":"` can only be the top-level key (a quote inside
-// a JSON string is escaped), and a string search costs a fraction of json_extract on the claim's hot path.
-const DUE = `FROM outbox WHERE sink = ? AND state = 'pending' AND next_attempt_at <= ?
-  AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY next_attempt_at, id LIMIT ?`;
-const ROW_COLUMNS = `id, sink, dedup_key, substr(payload, instr(payload, '"recordId":"') + 12, 36), attempts, etag, payload, payload_sha256`;
+// No alias for outbox: the plans read `SEARCH outbox USING INDEX outbox_due` (test/delivery/outbox.test.ts).
+const DUE = `WHERE outbox.sink = ? AND outbox.state = 'pending' AND outbox.next_attempt_at <= ?
+  AND outbox.id NOT IN (SELECT value FROM json_each(?)) ORDER BY outbox.next_attempt_at, outbox.id LIMIT ?`;
+// CROSS JOIN keeps the outbox outer (SQLite never reorders it): the due rows come off outbox_due, each result by rowid.
+const ROW_COLUMNS = `outbox.id, outbox.sink, outbox.dedup_key, r.record_id, outbox.attempts, outbox.etag, r.payload, r.payload_sha256`;
 type RawRow = [number, string, string, string, number, string | null, string, string];
+// The guard of every outcome: the result still holds the payload the row was claimed with.
+const CLAIMED = `(SELECT payload_sha256 FROM results WHERE id = outbox.id / ${OUTBOX_SLOTS})`;
 
 /** The claim query (exported so a test can EXPLAIN it): parameters sink, now, JSON array of in-flight ids, limit. */
-export const CLAIM_SQL = `SELECT ${ROW_COLUMNS} ${DUE}`;
+export const CLAIM_SQL = `SELECT ${ROW_COLUMNS} FROM outbox CROSS JOIN results r ON r.id = outbox.id / ${OUTBOX_SLOTS} ${DUE}`;
 
 /** Outbox operations on the store's one SQLite connection. */
 export class Outbox extends OutboxOperator {
@@ -30,7 +35,7 @@ export class Outbox extends OutboxOperator {
     // Served by the partial index outbox_due: cost follows `limit` and the rows in flight, never the backlog.
     // Raw arrays: better-sqlite3 builds them faster than keyed objects, and the claim is on the hot path.
     this.due = db.prepare(CLAIM_SQL).raw();
-    this.dueAt = db.prepare(`SELECT next_attempt_at ${DUE}`).pluck();
+    this.dueAt = db.prepare(`SELECT next_attempt_at FROM outbox ${DUE}`).pluck();
     const stmts = prepareOutcomes(db);
     this.record = db.transaction((sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => {
       const at = this.now();
@@ -116,20 +121,20 @@ interface OutcomeStatements {
 function prepareOutcomes(db: Database.Database): OutcomeStatements {
   return {
     sent: db.prepare(`UPDATE outbox SET state = 'sent', etag = coalesce(?, etag), sent_at = ?, updated_at = ?, last_error = NULL
-      WHERE id = ? AND state = 'pending' AND payload_sha256 = ?`),
+      WHERE id = ? AND state = 'pending' AND ${CLAIMED} = ?`),
     // The batch as [[id, payload_sha256], ...]; each row is found by its id.
     sentMany: db.prepare(`UPDATE outbox SET state = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
       FROM (SELECT value ->> 0 AS id, value ->> 1 AS sha FROM json_each(?)) AS b
-      WHERE outbox.id = b.id AND outbox.payload_sha256 = b.sha AND outbox.state = 'pending'`),
+      WHERE outbox.id = b.id AND outbox.state = 'pending' AND ${CLAIMED} = b.sha`),
     // A sink-wide failure (retryAt null) keeps the row's attempts and due time: an outage never ages a result.
     retry: db.prepare(`UPDATE outbox SET attempts = attempts + ?, next_attempt_at = coalesce(?, next_attempt_at), last_error = ?,
-      updated_at = ? WHERE id = ? AND state = 'pending' AND payload_sha256 = ?`),
+      updated_at = ? WHERE id = ? AND state = 'pending' AND ${CLAIMED} = ?`),
     dead: db.prepare(`UPDATE outbox SET state = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ?
-      WHERE id = ? AND state = 'pending' AND payload_sha256 = ?`),
+      WHERE id = ? AND state = 'pending' AND ${CLAIMED} = ?`),
     // The sink's current version tag, when its outcome names one, replaces ours: a correction forwarded by a person
     // (conflict-resolution.ts) then names the version it replaces (LIMS If-Match) instead of failing on a stale one.
     conflict: db.prepare(`UPDATE outbox SET state = 'conflict', etag = coalesce(?, etag), last_error = ?, updated_at = ?
-      WHERE id = ? AND state = 'pending' AND payload_sha256 = ?`),
+      WHERE id = ? AND state = 'pending' AND ${CLAIMED} = ?`),
     conflictRow: db.prepare(`INSERT INTO conflicts (dedup_key, origin, stored_payload, incoming_payload, incoming_digest, reason, detected_at)
       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`),
     audit: db.prepare(`INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, 'gateway', ?, ?, ?)`),

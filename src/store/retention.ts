@@ -168,25 +168,24 @@ function resultsStep(db: Database.Database, cutoff: number, kept: Set<string>, d
   };
 }
 
+// Captures in id (journal) order up to the first one received after the cut-off: ids follow receipt (the journal is
+// written as messages complete), and a capture out of that order by a few seconds only waits for the next run.
 function capturesStep(db: Database.Database, cutoff: number): BatchStep {
-  const page = db
-    .prepare(`SELECT id, status, received_at, processed_at FROM captures INDEXED BY captures_received
-      WHERE received_at < @cutoff AND received_at >= @at AND NOT (received_at = @at AND id <= @id)
-      ORDER BY received_at, id LIMIT @limit`)
-    .raw();
+  const page = db.prepare(`SELECT id, status, received_at, processed_at FROM captures WHERE id > ? ORDER BY id LIMIT ?`).raw();
   const named = new Set(db.prepare('SELECT capture_id FROM conflicts WHERE capture_id IS NOT NULL').pluck().all() as number[]);
   const hasResults = resultsOfCapture(db);
   const remove = db.prepare(`DELETE FROM captures WHERE id = ? AND status = 'accepted'`);
-  const cursor = { at: 0, id: 0 };
+  let after = 0;
   return (limit) => {
-    const rows = page.all({ cutoff, limit, ...cursor }) as [number, string, number, number][];
+    const rows = page.all(after, limit) as [number, string, number, number][];
+    const fresh = rows.findIndex((row) => row[2] >= cutoff);
     let removed = 0;
-    for (const [id, status, receivedAt, processedAt] of rows) {
-      Object.assign(cursor, { at: receivedAt, id });
+    for (const [id, status, receivedAt, processedAt] of fresh >= 0 ? rows.slice(0, fresh) : rows) {
+      after = id;
       if (status !== 'accepted' || processedAt >= cutoff || named.has(id) || hasResults(id, receivedAt, processedAt)) continue;
       removed += remove.run(id).changes;
     }
-    return { removed, done: rows.length < limit };
+    return { removed, done: fresh >= 0 || rows.length < limit };
   };
 }
 
@@ -208,11 +207,18 @@ function resultsOfCapture(db: Database.Database): (id: number, receivedAt: numbe
     any.get(Math.min(receivedAt, processedAt) - CLOCK_SLACK_MS, Math.max(receivedAt, processedAt) + CLOCK_SLACK_MS, id) !== undefined;
 }
 
+// The audit log is append-only and every entry is stamped with the one injected clock when written, so its oldest
+// entries are its lowest ids: a batch takes them up to the first one from after the cut-off. No index on `at` (it would
+// cost ingest an index entry per result); a clock stepped back can only delay pruning, never prune early.
 function auditStep(db: Database.Database, cutoff: number): BatchStep {
-  const remove = db.prepare(`DELETE FROM audit WHERE id IN (SELECT id FROM audit INDEXED BY audit_at WHERE at < ? ORDER BY at LIMIT ?)`);
+  const oldest = db.prepare('SELECT id, at FROM audit ORDER BY id LIMIT ?').raw();
+  const remove = db.prepare('DELETE FROM audit WHERE id <= ?');
   return (limit) => {
-    const removed = remove.run(cutoff, limit).changes;
-    return { removed, done: removed < limit };
+    const rows = oldest.all(limit) as [number, number][];
+    const fresh = rows.findIndex((row) => row[1] >= cutoff);
+    const old = fresh >= 0 ? fresh : rows.length;
+    const removed = old > 0 ? remove.run(rows[old - 1]![0]).changes : 0;
+    return { removed, done: fresh >= 0 || rows.length < limit };
   };
 }
 

@@ -26,10 +26,20 @@ export interface ResultRow {
   load_count: number;
   first_seen_at: number;
   last_seen_at: number;
+  payload: string;
+  payload_sha256: string;
 }
 
 /** The columns of a first insert, in the order of the ingest INSERT statement; `r.source` already names the capture. */
-export function resultColumns(r: KeyedResult, key: string, recordId: string, digest: string, now: number): unknown[] {
+export function resultColumns(
+  r: KeyedResult,
+  key: string,
+  recordId: string,
+  digest: string,
+  now: number,
+  payload: string,
+  payloadSha256: string,
+): unknown[] {
   return [
     key,
     recordId,
@@ -51,6 +61,8 @@ export function resultColumns(r: KeyedResult, key: string, recordId: string, dig
     r.source.captureId,
     now,
     now,
+    payload,
+    payloadSha256,
   ];
 }
 

@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { buildPayload, sha256Hex } from '../../src/payload.js';
-import type { KeyedResult } from '../../src/result.js';
+import { clinicalDigest, type KeyedResult } from '../../src/result.js';
 import { openDatabase } from '../../src/store/database.js';
+import { INSERT_RESULT, OUTBOX_SLOTS, outboxIdOf } from '../../src/store/ingest.js';
 import { Outbox } from '../../src/store/outbox.js';
+import { resultColumns } from '../../src/store/stored-result.js';
 
 /** A plausible potassium result; `i` varies the accession so every index is a new key. */
 export function sampleResult(i: number, over: Partial<KeyedResult> = {}): KeyedResult {
@@ -53,16 +55,24 @@ export function testStore(dir = mkdtempSync(join(tmpdir(), 'labgate-outbox-'))):
   };
 }
 
-/** Inserts one pending outbox row per result for `sink`, as ingest does, due at `dueAt`. Returns the keys. */
+/**
+ * Inserts one pending outbox row per result for `sink`, as ingest does, due at `dueAt`: the result (with its payload)
+ * once, the row in the result's next free slot. Returns the keys.
+ */
 export function enqueue(db: Database.Database, sink: string, results: readonly KeyedResult[], dueAt: number): string[] {
-  const insert = db.prepare(`INSERT INTO outbox (sink, dedup_key, state, attempts, next_attempt_at, payload, payload_sha256,
-    created_at, updated_at) VALUES (?, ?, 'pending', 0, ?, ?, ?, ?, ?)`);
+  const upsert = db.prepare(INSERT_RESULT);
+  const used = db.prepare('SELECT COUNT(*) FROM outbox WHERE id BETWEEN ? AND ?').pluck();
+  const insert = db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, created_at, updated_at)
+    VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
   const keys: string[] = [];
   db.transaction(() => {
     for (const r of results) {
       const payload = buildPayload(r, { receivedAt: dueAt, rawSha256: 'f'.repeat(64) });
       const json = JSON.stringify(payload);
-      insert.run(sink, payload.dedupKey, dueAt, json, sha256Hex(json), dueAt, dueAt);
+      const columns = resultColumns(r, payload.dedupKey, payload.recordId, clinicalDigest(r), dueAt, json, sha256Hex(json));
+      const { id } = upsert.get(columns) as { id: number };
+      const slot = used.get(outboxIdOf(id, 0), outboxIdOf(id, OUTBOX_SLOTS - 1)) as number;
+      insert.run(outboxIdOf(id, slot), sink, payload.dedupKey, dueAt, dueAt, dueAt);
       keys.push(payload.dedupKey);
     }
   })();

@@ -1,6 +1,7 @@
 // The outbox side of the store on real SQLite: indexed claims, in-flight exclusion, outcomes in one transaction,
 // operator actions audited.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/payload.js';
 import { CLAIM_SQL, Outbox } from '../../src/store/outbox.js';
 import { enqueue, sampleResult, states, testStore, type TestStore } from './fixture.js';
 
@@ -31,6 +32,20 @@ describe('outbox', () => {
     expect(s.outbox.claimDue('postgres', 3)).toEqual([]);
     expect(s.outbox.nextDueAt('postgres')).toBe(s.clock.now + 60_000);
     expect(first[0]).toMatchObject({ attempts: 0, etag: null, recordId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+  });
+
+  it("hands every sink the result's one stored payload, so a payload corrupted at rest reaches them with the digest it was stored with", () => {
+    enqueue(s.db, 'postgres', results(1), s.clock.now);
+    enqueue(s.db, 'lims', results(1), s.clock.now);
+    const [pg] = s.outbox.claimDue('postgres', 1);
+    expect(sha256Hex(pg!.payload)).toBe(pg!.payloadSha256);
+    s.outbox.release('postgres', [pg!]);
+    s.db.prepare(`UPDATE results SET payload = replace(payload, 'mmol/L', 'mmol/l')`).run();
+    for (const sink of ['postgres', 'lims']) {
+      const [row] = s.outbox.claimDue(sink, 1);
+      expect(row!.payloadSha256).toBe(pg!.payloadSha256);
+      expect(sha256Hex(row!.payload)).not.toBe(row!.payloadSha256); // what the LIMS sink dead-letters (test/lims/sink-rows)
+    }
   });
 
   it('forgets claims on restart: after a crash every unfinished row is due again', () => {

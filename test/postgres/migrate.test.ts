@@ -6,7 +6,7 @@ import { PassThrough, Readable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, expect, inject, it } from 'vitest';
 import { main } from '../../src/cli.js';
-import { migrationScript } from '../../src/sinks/postgres-schema.js';
+import { centralMigrations, migrateCentral, migrationScript } from '../../src/sinks/postgres-schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'labgate-migrate-'));
 const schema = `${inject('pgSchemaPrefix')}_migrate`;
@@ -24,8 +24,8 @@ async function migrate(): Promise<string> {
 }
 
 it('creates the central schema once and then reports it current; the printed script re-applies cleanly', async () => {
-  expect(await migrate()).toBe(`central schema ${schema}: version 0 → 1\n`);
-  expect(await migrate()).toBe(`central schema ${schema} is at version 1\n`);
+  expect(await migrate()).toBe(`central schema ${schema}: version 0 → 2\n`);
+  expect(await migrate()).toBe(`central schema ${schema} is at version 2\n`);
   const client = new pg.Client({ connectionString: inject('pgUrl') });
   await client.connect();
   try {
@@ -34,8 +34,29 @@ it('creates the central schema once and then reports it current; the printed scr
     expect(cols.rows.map((r: { column_name: string }) => r.column_name)).toEqual(expect.arrayContaining(['dedup_key', 'load_count', 'value_text', 'last_loaded_at']));
     await expect(client.query(`UPDATE "${schema}".result_load_audit SET outcome = 'inserted'`)).resolves.toBeDefined(); // no rows: no trigger
     await client.query(`INSERT INTO "${schema}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'inserted', 'gw', 1)`, ['a'.repeat(64)]);
+    await client.query(`INSERT INTO "${schema}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'corrected', 'gw', 2)`, ['a'.repeat(64)]);
+    await expect(client.query(`INSERT INTO "${schema}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'overwritten', 'gw', 3)`, ['a'.repeat(64)])).rejects.toMatchObject({ code: '23514' });
     await expect(client.query(`DELETE FROM "${schema}".result_load_audit`)).rejects.toThrow(/append-only/);
   } finally {
+    await client.end();
+  }
+});
+
+it('upgrades a version 1 schema that already holds audit rows', async () => {
+  const old = `${schema}_v1`;
+  const client = new pg.Client({ connectionString: inject('pgUrl') });
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA "${old}"`);
+    await client.query(`CREATE TABLE "${old}".labgate_schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+      applied_by TEXT NOT NULL DEFAULT current_user)`);
+    await client.query(centralMigrations(old)[0]!);
+    await client.query(`INSERT INTO "${old}".labgate_schema_version (version) VALUES (1)`);
+    await client.query(`INSERT INTO "${old}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'conflict', 'gw', 1)`, ['b'.repeat(64)]);
+    expect(await migrateCentral(client, old)).toEqual({ from: 1, to: 2 });
+    await client.query(`INSERT INTO "${old}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'corrected', 'gw', 2)`, ['b'.repeat(64)]);
+  } finally {
+    await client.query(`DROP SCHEMA IF EXISTS "${old}" CASCADE`).catch(() => {});
     await client.end();
   }
 });

@@ -3,7 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { buildPayload, sha256Hex } from '../../src/payload.js';
+import type { KeyedResult } from '../../src/result.js';
 import { migrateCentral } from '../../src/sinks/postgres-schema.js';
+import type { OutboxRow } from '../../src/sinks/sink.js';
 
 /** A migrated schema of its own and a pool to reach it. */
 export interface TestDatabase {
@@ -49,4 +52,11 @@ export async function audited(db: TestDatabase): Promise<Map<string, string[]>> 
   const out = new Map<string, string[]>();
   for (const r of res.rows as { dedup_key: string; outcome: string }[]) out.set(r.dedup_key, [...(out.get(r.dedup_key) ?? []), r.outcome]);
   return out;
+}
+
+/** An outbox row as the store hands it to the sink (no SQLite needed); `supersedes` set as on a person's forward. */
+export function outboxRow(id: number, result: KeyedResult, supersedes?: string): OutboxRow {
+  const payload = { ...buildPayload(result, { receivedAt: Date.UTC(2026, 6, 1, 14, 31), rawSha256: 'f'.repeat(64) }), ...(supersedes === undefined ? {} : { supersedes }) };
+  const text = JSON.stringify(payload);
+  return { id, sink: 'postgres', dedupKey: payload.dedupKey, recordId: payload.recordId, attempts: 0, etag: null, payload: text, payloadSha256: sha256Hex(text) };
 }

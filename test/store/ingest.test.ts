@@ -21,7 +21,8 @@ describe('store.ingest', () => {
     const store = fresh().open();
     const summary = store.ingest(message([result(1), result(2)]));
     expect(summary).toEqual({ captureId: 1, inserted: 2, absorbed: 0, conflicts: 0, rejected: 0 });
-    const outbox = store.db.prepare('SELECT sink, dedup_key, state, payload, payload_sha256 FROM outbox ORDER BY id').all() as {
+    const outbox = store.db.prepare(`SELECT o.sink, o.dedup_key, o.state, r.payload, r.payload_sha256
+      FROM outbox o JOIN results r ON r.id = o.id / 16 ORDER BY o.id`).all() as {
       sink: string;
       dedup_key: string;
       state: string;
@@ -81,7 +82,7 @@ describe('store.ingest', () => {
     expect(conflict!.reason).toContain('value');
     expect(conflict!.reason).toContain('flags');
     // The stored version is shown exactly as the outbox carries it.
-    const forwarded = store.db.prepare('SELECT payload FROM outbox LIMIT 1').pluck().get();
+    const forwarded = store.db.prepare('SELECT r.payload FROM outbox o JOIN results r ON r.id = o.id / 16 LIMIT 1').pluck().get();
     expect(conflict!.storedPayload).toBe(forwarded);
     expect(JSON.parse(conflict!.incomingPayload)).toMatchObject({ result: { valueText: '6.3', source: { captureId: 2 } } });
     expect(store.counts()).toEqual({ results: 1, capturesAccepted: 3, capturesRejected: 0, openConflicts: 1 });

@@ -70,8 +70,8 @@ describe('outbox.counts', () => {
   it('takes the sent count of a database migrated from version 1', () => {
     const db = new Database(':memory:');
     migrate(db, migrations.slice(0, 1));
-    const insert = db.prepare(`INSERT INTO outbox (sink, dedup_key, state, next_attempt_at, payload, payload_sha256, created_at, updated_at)
-      VALUES (?, 'k', ?, 0, '{}', '', 0, 0)`);
+    const insert = db.prepare(`INSERT INTO outbox (sink, dedup_key, state, next_attempt_at, created_at, updated_at)
+      VALUES (?, 'k', ?, 0, 0, 0)`);
     for (const [sink, state] of [['lims', 'sent'], ['lims', 'sent'], ['lims', 'pending'], ['postgres', 'sent']]) insert.run(sink, state);
     migrate(db, migrations);
     expect(db.prepare('SELECT sink, n FROM outbox_sent ORDER BY sink').all()).toEqual([{ sink: 'lims', n: 2 }, { sink: 'postgres', n: 1 }]);

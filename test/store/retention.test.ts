@@ -99,8 +99,8 @@ describe('pruneOnce', () => {
     deliverAll(store);
     clock.advance(31 * DAY);
     // A correction queued now (as a forwarded conflict does) into each result's free slot 5: pending for A100, sent for A101.
-    const queue = store.db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, next_attempt_at, payload, payload_sha256,
-      created_at, updated_at, sent_at) SELECT id * 16 + 5, 'lims', dedup_key, ?, 0, '{}', '', ?, ?, ? FROM results WHERE accession = ?`);
+    const queue = store.db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, next_attempt_at,
+      created_at, updated_at, sent_at) SELECT id * 16 + 5, 'lims', dedup_key, ?, 0, ?, ?, ? FROM results WHERE accession = ?`);
     queue.run('pending', clock.now(), clock.now(), null, 'A100');
     queue.run('sent', clock.now(), clock.now(), clock.now(), 'A101');
 
