@@ -9,7 +9,7 @@
 import { hash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { ResultPayload } from '../payload.js';
-import { clinicalDigest } from '../result.js';
+import { clinicalContent, clinicalDigest } from '../result.js';
 import { OUTBOX_SLOTS, outboxIdOf } from './ingest.js';
 
 /** Keep the stored version, or forward the other one as a correction. */
@@ -22,11 +22,21 @@ interface ConflictRow {
   id: number;
   dedup_key: string;
   origin: string;
+  stored_payload: string;
   incoming_payload: string;
   resolution: string | null;
 }
 
 type OutboxSlot = { id: number; sink: string };
+type StoredRef = { id: number; qc: number; payload: string };
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 /** The statements of conflict resolution on the store's connection. */
 export class ConflictResolver {
@@ -41,14 +51,16 @@ export class ConflictResolver {
   private readonly requeue: Database.Statement;
   private readonly insertRow: Database.Statement;
   private readonly audit: Database.Statement;
+  private readonly repayload: Database.Statement;
 
   constructor(
     db: Database.Database,
     private readonly sinks: readonly string[],
   ) {
-    this.find = db.prepare('SELECT id, dedup_key, origin, incoming_payload, resolution FROM conflicts WHERE id = ?');
+    this.find = db.prepare('SELECT id, dedup_key, origin, stored_payload, incoming_payload, resolution FROM conflicts WHERE id = ?');
     this.mark = db.prepare('UPDATE conflicts SET resolution = ?, resolved_by = ?, resolved_at = ? WHERE id = ? AND resolution IS NULL');
-    this.resultOf = db.prepare('SELECT id, qc FROM results WHERE resulted_at = ? AND dedup_key = ?');
+    this.resultOf = db.prepare('SELECT id, qc, payload FROM results WHERE resulted_at = ? AND dedup_key = ?');
+    this.repayload = db.prepare('UPDATE results SET payload = ?, payload_sha256 = ? WHERE id = ?');
     this.rowsOf = db.prepare('SELECT id, sink FROM outbox WHERE id BETWEEN ? AND ? AND dedup_key = ? ORDER BY id');
     this.usedIds = db.prepare('SELECT id FROM outbox WHERE id BETWEEN ? AND ?').pluck();
     // Rows written before outbox ids were slots (an older database): few, on the partial index.
@@ -85,13 +97,17 @@ export class ConflictResolver {
   private forwardIncoming(conflict: ConflictRow, now: number): string[] {
     const incoming = JSON.parse(conflict.incoming_payload) as ResultPayload;
     const r = incoming.result;
-    const stored = this.resultOf.get(r.resultedAt, conflict.dedup_key) as { id: number; qc: number } | undefined;
+    const stored = this.resultOf.get(r.resultedAt, conflict.dedup_key) as StoredRef | undefined;
     if (stored === undefined) throw new Error(`conflict ${conflict.id} names ${conflict.dedup_key}, which is not stored`);
     const digest = clinicalDigest(r);
+    // `supersedes` names the version being replaced, so central PostgreSQL applies the correction only over exactly
+    // that version (compare-and-set, sinks/postgres-statement.ts); the LIMS ignores it and uses its ETag instead.
+    const replaced = (JSON.parse(stored.payload) as ResultPayload).result;
+    const payload = JSON.stringify({ ...incoming, supersedes: clinicalContent(replaced) } satisfies ResultPayload);
     // A new payload_sha256 also voids the outcome of the old version, if it is in flight now (outbox.ts).
-    const sha = hash('sha256', conflict.incoming_payload);
+    const sha = hash('sha256', payload);
     this.correct.run(r.valueText, r.value, r.comparator, r.unit, r.status, JSON.stringify(r.flags), r.referenceRange,
-      JSON.stringify(r.source), r.source.analyzerCode, r.source.captureId, digest, conflict.incoming_payload, sha, stored.id);
+      JSON.stringify(r.source), r.source.analyzerCode, r.source.captureId, digest, payload, sha, stored.id);
     // QC results are kept for the record, never forwarded (ingest.ts).
     if (stored.qc === 1) return [];
     const rows = this.slotsOf(stored.id, conflict.dedup_key);
@@ -109,12 +125,22 @@ export class ConflictResolver {
   // with the ETag the conflict outcome recorded on it (the sink's current one, when the sink reported it; else ours).
   private forwardToSink(conflict: ConflictRow, now: number): string[] {
     const ours = JSON.parse(conflict.incoming_payload) as ResultPayload;
-    const stored = this.resultOf.get(ours.result.resultedAt, conflict.dedup_key) as { id: number } | undefined;
+    const stored = this.resultOf.get(ours.result.resultedAt, conflict.dedup_key) as StoredRef | undefined;
+    if (stored !== undefined) this.nameSupersededVersion(stored, conflict);
     const slots = stored === undefined ? [] : this.slotsOf(stored.id, conflict.dedup_key);
     const rows = slots.length > 0 ? slots : (this.conflictRows.all(conflict.origin, conflict.dedup_key) as OutboxSlot[]);
     const mine = rows.filter((row) => row.sink === conflict.origin);
     for (const row of mine) this.requeue.run(now, now, row.id);
     return mine.length > 0 ? [conflict.origin] : [];
+  }
+
+  // A sink that reported what it holds with a `supersedes` (PostgreSQL) gets labgate's version as a compare-and-set
+  // correction of exactly that; a sink that did not (the LIMS: its ETag does the same job) leaves the payload alone.
+  private nameSupersededVersion(stored: StoredRef, conflict: ConflictRow): void {
+    const theirs = parseJson(conflict.stored_payload) as { supersedes?: unknown } | undefined;
+    if (typeof theirs?.supersedes !== 'string') return;
+    const payload = JSON.stringify({ ...(JSON.parse(stored.payload) as ResultPayload), supersedes: theirs.supersedes } satisfies ResultPayload);
+    this.repayload.run(payload, hash('sha256', payload), stored.id);
   }
 
   private slotsOf(resultId: number, key: string): OutboxSlot[] {

@@ -2,7 +2,7 @@
 // forward makes the other version travel to the sinks as a correction.
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/payload.js';
-import { clinicalDigest, dedupKey } from '../../src/result.js';
+import { clinicalContent, clinicalDigest, dedupKey } from '../../src/result.js';
 import type { Outcome } from '../../src/sinks/sink.js';
 import type { Store } from '../../src/store/store.js';
 import { message, result, scratch } from './store-fixtures.js';
@@ -66,8 +66,10 @@ describe('store.resolveConflict', () => {
       ['postgres', 'pending', 0, null, s.clock.now()],
       ['lims', 'pending', 0, '"v1"', s.clock.now()],
     ]);
+    // The incoming version, naming the version it replaces (central PostgreSQL's compare-and-set).
+    const forwarded = { ...JSON.parse(conflict!.incomingPayload), supersedes: clinicalContent(result(1)) };
     for (const row of rows) {
-      expect(row.payload).toBe(conflict!.incomingPayload);
+      expect(JSON.parse(row.payload)).toEqual(forwarded);
       expect(row.payload_sha256).toBe(sha256Hex(row.payload));
     }
     expect(store.outbox.counts().map((c) => [c.sink, c.pending, c.sent])).toEqual([['lims', 1, 0], ['postgres', 1, 0]]);
@@ -89,7 +91,8 @@ describe('store.resolveConflict', () => {
     store.resolveConflict(conflict!.id, 'forward', 'web-local');
     store.outbox.recordOutcomes('postgres', inFlight, inFlight.map(() => ({ kind: 'delivered' })), inFlight.map(() => null));
     const [again] = store.outbox.claimDue('postgres', 10);
-    expect(again).toMatchObject({ id: inFlight[0]!.id, payload: conflict!.incomingPayload });
+    expect(again).toMatchObject({ id: inFlight[0]!.id });
+    expect(JSON.parse(again!.payload)).toEqual({ ...JSON.parse(conflict!.incomingPayload), supersedes: clinicalContent(result(1)) });
   });
 
   it('forward (ingest) also queues a sink that has no row for the result yet', () => {
