@@ -112,18 +112,24 @@ export const migrations: readonly string[] = [
   CREATE INDEX outbox_conflict ON outbox (sink, id) WHERE state = 'conflict';
   -- Deliveries of the last hour (the page's rate and ETA) without reading every sent row; written when a row is marked
   -- sent, on the delivery side, never by ingest.
-  CREATE INDEX outbox_sent_at ON outbox (sink, sent_at) WHERE state = 'sent';
+  -- Deliveries per sink and minute, for the recent rate (status page, labgate status): one row written per batch
+  -- instead of an index entry per delivered row on the drain's hot path; minutes older than a day are dropped.
+  CREATE TABLE outbox_sent_minutes (
+    sink    TEXT    NOT NULL,
+    minute  INTEGER NOT NULL,                -- epoch ms / 60000
+    n       INTEGER NOT NULL,
+    PRIMARY KEY (sink, minute)
+  ) WITHOUT ROWID;
 
-  -- Sent rows are nearly the whole table; counting them would scan it. The triggers keep the count exact through
-  -- every path that changes a state or deletes a row (outcomes, operators, corrections, retention). Rows are only
-  -- ever inserted pending (ingest, corrections), so no insert trigger is needed, nor paid for by ingest.
+  -- Sent rows are nearly the whole table; counting them would scan it. Marking rows sent happens in one place
+  -- (outbox.ts), which adds the batch's count with one statement; the triggers keep the count exact through every
+  -- other path that leaves 'sent' or deletes a row (operators, corrections, retention). Rows are only ever inserted
+  -- pending (ingest, corrections), so no insert trigger is needed, nor paid for by ingest.
   CREATE TABLE outbox_sent (
     sink  TEXT    PRIMARY KEY,
     n     INTEGER NOT NULL
   ) WITHOUT ROWID;
   INSERT INTO outbox_sent (sink, n) SELECT sink, COUNT(*) FROM outbox WHERE state = 'sent' GROUP BY sink;
-  CREATE TRIGGER outbox_sent_in AFTER UPDATE OF state ON outbox WHEN new.state = 'sent' AND old.state <> 'sent'
-  BEGIN INSERT INTO outbox_sent (sink, n) VALUES (new.sink, 1) ON CONFLICT (sink) DO UPDATE SET n = n + 1; END;
   CREATE TRIGGER outbox_sent_out AFTER UPDATE OF state ON outbox WHEN old.state = 'sent' AND new.state <> 'sent'
   BEGIN UPDATE outbox_sent SET n = n - 1 WHERE sink = old.sink; END;
   CREATE TRIGGER outbox_sent_delete AFTER DELETE ON outbox WHEN old.state = 'sent'

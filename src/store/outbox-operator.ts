@@ -42,8 +42,8 @@ export const COUNT_SQL = {
   // Kept by triggers (migration 2): sent rows are most of the table.
   sent: `SELECT sink, n FROM outbox_sent`,
   createdAt: `SELECT created_at FROM outbox WHERE id = ?`,
-  // The rate behind the page's ETA and `labgate status`: a range of the partial index outbox_sent_at.
-  sentSince: `SELECT COUNT(*) FROM outbox WHERE sink = ? AND state = 'sent' AND sent_at >= ?`,
+  // The rate behind the page's ETA and `labgate status`: per-minute tallies written once per batch (outbox.ts).
+  sentSince: `SELECT coalesce(SUM(n), 0) FROM outbox_sent_minutes WHERE sink = ? AND minute >= ?`,
   pendingOf: `SELECT COUNT(*) FROM outbox WHERE sink = ? AND state = 'pending'`,
 } as const;
 
@@ -103,7 +103,7 @@ export class OutboxOperator {
 
   /** Rows of `sink` marked sent at or after `since` (epoch ms): the measured delivery rate. */
   sentSince(sink: string, since: number): number {
-    return this.sentSinceOf.get(sink, since) as number;
+    return this.sentSinceOf.get(sink, Math.floor(since / 60_000)) as number;
   }
 
   /** Dead letters matching the filter, oldest first. */

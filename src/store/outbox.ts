@@ -40,13 +40,20 @@ export class Outbox extends OutboxOperator {
     this.record = db.transaction((sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => {
       const at = this.now();
       const sent: [number, string][] = [];
+      let marked = 0;
       rows.forEach((row, i) => {
         const outcome = outcomes[i]!;
         if (outcome.kind === 'delivered' && outcome.etag === undefined) sent.push([row.id, row.payloadSha256]);
-        else applyOutcome(stmts, sink, row, outcome, retryAt[i] ?? null, at);
+        else marked += applyOutcome(stmts, sink, row, outcome, retryAt[i] ?? null, at);
       });
       // One statement for the common case: a whole batch delivered.
-      if (sent.length > 0) stmts.sentMany.run(at, at, JSON.stringify(sent));
+      if (sent.length > 0) marked += stmts.sentMany.run(at, at, JSON.stringify(sent)).changes;
+      if (marked > 0) {
+        const minute = Math.floor(at / 60_000);
+        stmts.countSent.run(sink, marked);
+        stmts.countMinute.run(sink, minute, marked);
+        stmts.forgetMinutes.run(sink, minute - 24 * 60);
+      }
     });
   }
 
@@ -116,6 +123,9 @@ interface OutcomeStatements {
   conflict: Database.Statement;
   conflictRow: Database.Statement;
   audit: Database.Statement;
+  countSent: Database.Statement;
+  countMinute: Database.Statement;
+  forgetMinutes: Database.Statement;
 }
 
 function prepareOutcomes(db: Database.Database): OutcomeStatements {
@@ -138,26 +148,31 @@ function prepareOutcomes(db: Database.Database): OutcomeStatements {
     conflictRow: db.prepare(`INSERT INTO conflicts (dedup_key, origin, stored_payload, incoming_payload, incoming_digest, reason, detected_at)
       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`),
     audit: db.prepare(`INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, 'gateway', ?, ?, ?)`),
+    // Once per batch instead of a trigger per row (migration 2).
+    countSent: db.prepare(`INSERT INTO outbox_sent (sink, n) VALUES (?, ?) ON CONFLICT (sink) DO UPDATE SET n = n + excluded.n`),
+    countMinute: db.prepare(`INSERT INTO outbox_sent_minutes (sink, minute, n) VALUES (?, ?, ?)
+      ON CONFLICT (sink, minute) DO UPDATE SET n = n + excluded.n`),
+    forgetMinutes: db.prepare('DELETE FROM outbox_sent_minutes WHERE sink = ? AND minute < ?'),
   };
 }
 
-function applyOutcome(s: OutcomeStatements, sink: string, row: OutboxRow, outcome: Outcome, retryAt: number | null, at: number): void {
+/** Applies one outcome; returns how many rows it marked sent (0 or 1). */
+function applyOutcome(s: OutcomeStatements, sink: string, row: OutboxRow, outcome: Outcome, retryAt: number | null, at: number): number {
   switch (outcome.kind) {
     case 'delivered':
-      s.sent.run(outcome.etag ?? null, at, at, row.id, row.payloadSha256);
-      return;
+      return s.sent.run(outcome.etag ?? null, at, at, row.id, row.payloadSha256).changes;
     case 'retry':
       s.retry.run(retryAt === null ? 0 : 1, retryAt, outcome.reason, at, row.id, row.payloadSha256);
-      return;
+      return 0;
     case 'dead':
-      if (s.dead.run(outcome.reason, at, row.id, row.payloadSha256).changes === 0) return;
+      if (s.dead.run(outcome.reason, at, row.id, row.payloadSha256).changes === 0) return 0;
       s.audit.run(at, 'dead-letter', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
-      return;
+      return 0;
     case 'conflict':
-      if (s.conflict.run(theirEtag(outcome), outcome.reason, at, row.id, row.payloadSha256).changes === 0) return;
+      if (s.conflict.run(theirEtag(outcome), outcome.reason, at, row.id, row.payloadSha256).changes === 0) return 0;
       s.conflictRow.run(row.dedupKey, sink, outcome.theirs ?? '', row.payload, row.payloadSha256, outcome.reason, at);
       s.audit.run(at, 'sink-conflict', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
-      return;
+      return 0;
   }
 }
 
