@@ -142,8 +142,8 @@ export class Gateway {
 
   /** Each sink's drain status beside its backlog, for health, the status page and metrics. */
   sinkHealth(): SinkHealth[] {
-    const counts = this.store?.outbox.counts() ?? [];
     const now = this.deps.clock.now();
+    const counts = this.outboxCounts(now);
     return this.drains.map((drain) => {
       const status = drain.status();
       const c = counts.find((x) => x.sink === status.sink);
@@ -158,6 +158,15 @@ export class Gateway {
         ...(status.lastError && status.circuit !== 'closed' ? { reason: status.lastError } : {}),
       };
     });
+  }
+
+  // Counting a large pending backlog walks its index; /healthz, /metrics and the status page share one count
+  // for a couple of seconds instead of each blocking the event loop for it.
+  private countsCache: { at: number; counts: ReturnType<Store['outbox']['counts']> } | undefined;
+  private outboxCounts(now: number): ReturnType<Store['outbox']['counts']> {
+    if (!this.store) return [];
+    if (!this.countsCache || now - this.countsCache.at > 2_000) this.countsCache = { at: now, counts: this.store.outbox.counts() };
+    return this.countsCache.counts;
   }
 
   private startDrains(store: Store): void {
