@@ -104,7 +104,10 @@ export class Gateway {
     const ingest = createIngestPort({
       store,
       accepting: () => this.accepting(),
-      onCommitted: () => this.drains.forEach((d) => d.notify()),
+      onCommitted: () => {
+        this.countsCache = undefined;
+        this.drains.forEach((d) => d.notify());
+      },
       log: deps.log,
       ...(deps.beforeCommit ? { beforeCommit: deps.beforeCommit } : {}),
     });
@@ -160,8 +163,8 @@ export class Gateway {
     });
   }
 
-  // Counting a large pending backlog walks its index; /healthz, /metrics and the status page share one count
-  // for a couple of seconds instead of each blocking the event loop for it.
+  // Counting a large pending backlog walks its index; while nothing changes (no commit, no outcome), /healthz and
+  // /metrics share one count for a couple of seconds instead of each blocking the event loop for it.
   private countsCache: { at: number; counts: ReturnType<Store['outbox']['counts']> } | undefined;
   private outboxCounts(now: number): ReturnType<Store['outbox']['counts']> {
     if (!this.store) return [];
@@ -178,7 +181,10 @@ export class Gateway {
       clock: deps.clock,
       random: deps.random,
       log: (sink) => sinkLogger(deps.log, sink),
-      onOutcomes: (sink) => (rows, outcomes, now) => recordDeliveryMetrics(this.metrics, sink, rows, outcomes, now),
+      onOutcomes: (sink) => (rows, outcomes, now) => {
+        this.countsCache = undefined;
+        recordDeliveryMetrics(this.metrics, sink, rows, outcomes, now);
+      },
     });
     this.drains = [...drains.values()];
     this.metrics.setBacklogSource(() => this.sinkHealth());
