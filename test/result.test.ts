@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalInstant, dedupKey, keyedResultSchema, recordId, uuidV5 } from '../src/result.js';
+import { potassium } from './fixtures/results.js';
 
 const VECTOR = 'f737981efdd975cec05399faf6459a46f7763c508ac27bf6735dbdc1cb9c978f';
 
@@ -56,21 +57,7 @@ describe('record id', () => {
 });
 
 describe('keyed result schema', () => {
-  const valid = {
-    accession: ' A100 ',
-    analyteLoinc: '2823-3',
-    instrumentId: 'chem-1',
-    resultedAt: '2026-07-01T14:30:00+00:00',
-    valueText: '4.1',
-    value: 4.1,
-    comparator: null,
-    unit: 'mmol/L',
-    status: 'final',
-    flags: [],
-    referenceRange: '3.5-5.1',
-    qc: false,
-    source: { gatewayId: 'gw-1', driver: 'astm', analyzerCode: 'K', captureId: null },
-  };
+  const valid = potassium(' A100 ');
 
   it('trims the accession and upper-cases the LOINC', () => {
     const r = keyedResultSchema.parse({ ...valid, analyteLoinc: 'lp1234-5' });

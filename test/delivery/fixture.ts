@@ -9,25 +9,14 @@ import { openDatabase } from '../../src/store/database.js';
 import { INSERT_RESULT, OUTBOX_SLOTS, outboxIdOf } from '../../src/store/ingest.js';
 import { Outbox } from '../../src/store/outbox.js';
 import { resultColumns } from '../../src/store/stored-result.js';
+import { potassium } from '../fixtures/results.js';
 
 /** A plausible potassium result; `i` varies the accession so every index is a new key. */
 export function sampleResult(i: number, over: Partial<KeyedResult> = {}): KeyedResult {
-  return {
-    accession: `A${String(i).padStart(7, '0')}`,
-    analyteLoinc: '2823-3',
-    instrumentId: 'chem-1',
-    resultedAt: '2026-07-01T14:30:00+00:00',
-    valueText: '4.1',
-    value: 4.1,
-    comparator: null,
-    unit: 'mmol/L',
-    status: 'final',
-    flags: [],
-    referenceRange: '3.5-5.1',
-    qc: false,
+  return potassium(`A${String(i).padStart(7, '0')}`, {
     source: { gatewayId: 'gw-test', driver: 'astm', analyzerCode: 'K', captureId: 1 },
     ...over,
-  };
+  });
 }
 
 /** A store database of its own, with the Outbox on a settable clock. */

@@ -4,26 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InboundMessage, Rejection } from '../../src/message.js';
 import type { KeyedResult } from '../../src/result.js';
+import { potassium } from '../fixtures/results.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/store.js';
 
 /** A potassium-like final result; `n` varies the accession so results get distinct keys. */
 export function result(n: number, overrides: Partial<KeyedResult> = {}): KeyedResult {
-  return {
-    accession: `A${100 + n}`,
-    analyteLoinc: '2823-3',
-    instrumentId: 'chem-1',
-    resultedAt: '2026-07-01T14:30:00+00:00',
-    valueText: '4.1',
-    value: 4.1,
-    comparator: null,
-    unit: 'mmol/L',
-    status: 'final',
-    flags: [],
-    referenceRange: '3.5-5.1',
-    qc: false,
-    source: { gatewayId: 'gw-1', driver: 'astm', analyzerCode: 'K', captureId: null },
-    ...overrides,
-  };
+  return potassium(`A${100 + n}`, overrides);
 }
 
 /** One inbound message from chem-1 carrying `results`. */
