@@ -9,7 +9,7 @@ import { ENQ, encodeFrame } from '../drivers/astm/frame.js';
 import { frameTexts } from '../drivers/astm/emulator.js';
 import type { InboundMessage } from '../src/message.js';
 import type { KeyedResult } from '../src/result.js';
-import { pruneOnce } from '../src/store/retention.js';
+import { pruneOnce } from '../src/store/prune.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { sig, type BenchLine } from './line.js';
 
