@@ -5,7 +5,7 @@ import type { InboundMessage } from '../../src/message.js';
 import { FakeTransport } from '../../src/transport/fake.js';
 import { createAstmRunner } from '../../drivers/astm/runner.js';
 import type { AstmOptions } from '../../drivers/astm/options.js';
-import { ManualClock } from './clock.js';
+import { ManualClock } from '../fixtures/manual-clock.js';
 
 /** Records the order of ingests and writes, so durable-before-ACK can be asserted. */
 export interface Harness {

@@ -129,7 +129,7 @@ describe('ASTM runner with the analyzer emulator', () => {
 
   it('contention: an ENQ answered with ENQ makes the instrument wait 1 s and ENQ again (LIS01-A2 8.2.7)', async () => {
     const line = new FakeTransport();
-    const { ManualClock } = await import('./clock.js');
+    const { ManualClock } = await import('../fixtures/manual-clock.js');
     const clock = new ManualClock();
     const emulator = new AstmEmulator(line, clock, {});
     const replies = [0x05, 0x06, 0x06];

@@ -3,13 +3,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Drain } from '../../src/delivery/drain.js';
 import type { OutboxRow, Outcome, Sink } from '../../src/sinks/sink.js';
-import { FakeClock, settle } from './fake-clock.js';
+import { ManualClock, settle } from '../fixtures/manual-clock.js';
 import { enqueue, sampleResult, states, testStore, type TestStore } from './fixture.js';
 
 type Handler = (batch: readonly OutboxRow[], signal: AbortSignal) => Promise<Outcome[]> | Outcome[];
 
 let s: TestStore;
-let clock: FakeClock;
+let clock: ManualClock;
 let handler: Handler;
 let calls: number[];
 const sink: Sink = {
@@ -30,7 +30,7 @@ const add = (n: number, from: number, dueAt = clock.now()) => enqueue(s.db, 'lim
 
 beforeEach(() => {
   s = testStore();
-  clock = new FakeClock(s.clock.now);
+  clock = new ManualClock(s.clock.now);
   s.clock.now = clock.time;
   Object.defineProperty(s.clock, 'now', { get: () => clock.time });
   handler = ok;

@@ -9,7 +9,7 @@ import { afterEach, expect, it } from 'vitest';
 import { Drain } from '../../src/delivery/drain.js';
 import type { OutboxRow, Outcome, Sink } from '../../src/sinks/sink.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { FakeClock, settle } from '../delivery/fake-clock.js';
+import { ManualClock, settle } from '../fixtures/manual-clock.js';
 import { message, result } from '../store/store-fixtures.js';
 import { rig, type Rig } from './harness.js';
 
@@ -43,7 +43,7 @@ function counting(sink: Sink): Sink & { batches: number[] } {
 }
 
 it('a LIMS outage of five minutes: paused and probed, nothing dead, resumed within one probe interval, applied once', async () => {
-  const clock = new FakeClock(Date.UTC(2026, 6, 1, 15, 0, 0));
+  const clock = new ManualClock(Date.UTC(2026, 6, 1, 15, 0, 0));
   dir = mkdtempSync(join(tmpdir(), 'labgate-drain-outage-'));
   store = openStore({ dataDir: dir, sinks: ['lims'], now: () => clock.now() });
   const results = Array.from({ length: 240 }, (_, i) => result(i));

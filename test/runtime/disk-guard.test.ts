@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DiskGuard, diskAccepting, resumeMargin, type DiskStatus } from '../../src/disk-guard.js';
 import type { DriverLog } from '../../src/driver.js';
-import { ManualClock } from './manual-clock.js';
+import { ManualClock } from '../fixtures/manual-clock.js';
 
 const MiB = 1024 * 1024;
 const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
@@ -44,14 +44,14 @@ describe('DiskGuard', () => {
     await guard.start();
     expect(guard.accepting()).toBe(true);
     free = 150 * MiB;
-    await clock.advance(5_000);
+    await clock.advanceSettling(5_000);
     expect(guard.accepting()).toBe(false);
     expect(guard.status().reason).toBe('150 MB free on /var/lib/labgate, below the floor of 200 MB');
     free = 210 * MiB;
-    await clock.advance(5_000);
+    await clock.advanceSettling(5_000);
     expect(guard.accepting()).toBe(false);
     free = 300 * MiB;
-    await clock.advance(5_000);
+    await clock.advanceSettling(5_000);
     expect(guard.accepting()).toBe(true);
     expect(changes.map((c) => c.accepting)).toEqual([false, true]);
     guard.stop();

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { DriverLog } from '../../src/driver.js';
 import { SystemdNotifier } from '../../src/systemd/notify.js';
-import { ManualClock } from './manual-clock.js';
+import { ManualClock } from '../fixtures/manual-clock.js';
 
 const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 
@@ -34,9 +34,9 @@ describe('SystemdNotifier', () => {
     await n.ready('3 instruments, 2 sinks');
     const clock = new ManualClock();
     const stop = n.startWatchdog(clock);
-    await clock.advance(30_000);
+    await clock.advanceSettling(30_000);
     stop();
-    await clock.advance(30_000);
+    await clock.advanceSettling(30_000);
     await n.stopping();
     expect(calls).toEqual([
       ['READY=1', 'STATUS=3 instruments, 2 sinks'],

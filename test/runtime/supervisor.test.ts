@@ -3,7 +3,7 @@ import type { DriverLog } from '../../src/driver.js';
 import { FakeTransport } from '../../src/transport/fake.js';
 import { PortSupervisor, reopenDelay, type PortStatus } from '../../src/transport/supervisor.js';
 import type { Transport } from '../../src/transport/transport.js';
-import { ManualClock, settle } from './manual-clock.js';
+import { ManualClock, settle } from '../fixtures/manual-clock.js';
 
 const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 const policy = { baseMs: 1_000, capMs: 8_000, stableMs: 10_000 };
@@ -65,10 +65,10 @@ describe('PortSupervisor', () => {
     expect(supervisor.snapshot()).toMatchObject({ state: 'waiting-for-device', failedOpens: 1 });
     expect(supervisor.snapshot().reason).toMatch(/device not available: No such file/);
     expect(supervisor.snapshot().nextAttemptAt).toBe(clock.now() + 1000);
-    await clock.advance(1000 + 2000 + 4000 + 8000 + 8000);
+    await clock.advanceSettling(1000 + 2000 + 4000 + 8000 + 8000);
     expect(device.opens).toBe(6);
     device.present = true;
-    await clock.advance(8000);
+    await clock.advanceSettling(8000);
     expect(device.opens).toBe(7);
     expect(attached).toHaveLength(1);
     expect(supervisor.snapshot()).toMatchObject({ state: 'connected', reconnects: 0, failedOpens: 6 });
@@ -85,7 +85,7 @@ describe('PortSupervisor', () => {
     const { supervisor, received, attached, stops } = supervise(device, clock);
     supervisor.start();
     await settle();
-    await clock.advance(5_000);
+    await clock.advanceSettling(5_000);
     device.current?.emitData('\x05');
     expect(received).toEqual(['\x05']);
     expect(supervisor.snapshot().lastByteAt).toBe(clock.now());
@@ -96,10 +96,10 @@ describe('PortSupervisor', () => {
     await settle();
     expect(stops()).toBe(1);
     expect(supervisor.snapshot()).toMatchObject({ state: 'waiting-for-device', reason: 'device unplugged', lastByteAt: byteAt });
-    await clock.advance(1_000);
+    await clock.advanceSettling(1_000);
     expect(supervisor.snapshot().reason).toMatch(/device not available/);
     device.present = true;
-    await clock.advance(2_000);
+    await clock.advanceSettling(2_000);
     expect(attached).toHaveLength(2);
     expect(supervisor.snapshot()).toMatchObject({ state: 'connected', reconnects: 1 });
     device.current?.emitData('abc');
@@ -126,7 +126,7 @@ describe('PortSupervisor', () => {
     expect(supervisor.snapshot()).toMatchObject({ state: 'error', reason: 'EACCES: Permission denied, cannot open /dev/ttyUSB0' });
     device.failWith = undefined;
     device.present = true;
-    await clock.advance(1_000);
+    await clock.advanceSettling(1_000);
     expect(supervisor.snapshot().state).toBe('connected');
     await supervisor.stop();
   });
@@ -144,10 +144,10 @@ describe('PortSupervisor', () => {
       await settle();
       const s = statuses.at(-1) as PortStatus;
       delays.push((s.nextAttemptAt ?? 0) - clock.now());
-      await clock.advance(s.nextAttemptAt! - clock.now());
+      await clock.advanceSettling(s.nextAttemptAt! - clock.now());
     }
     expect(delays).toEqual([1000, 2000, 4000, 8000]);
-    await clock.advance(10_000);
+    await clock.advanceSettling(10_000);
     device.current?.disconnect('peer closed');
     await settle();
     expect((statuses.at(-1)?.nextAttemptAt ?? 0) - clock.now()).toBe(1000);
@@ -167,7 +167,7 @@ describe('PortSupervisor', () => {
     await settle();
     for (let i = 0; i < 20; i++) {
       good.current?.emitData(`msg${i}`);
-      await clock.advance(3_000);
+      await clock.advanceSettling(3_000);
     }
     expect(a.received).toHaveLength(20);
     expect(a.supervisor.snapshot()).toMatchObject({ state: 'connected', reconnects: 0, failedOpens: 0 });
@@ -197,7 +197,7 @@ describe('PortSupervisor', () => {
     supervisor.start();
     await settle();
     expect(supervisor.snapshot().state).toBe('waiting-for-device');
-    await clock.advance(1_000);
+    await clock.advanceSettling(1_000);
     expect(supervisor.snapshot().state).toBe('connected');
     await supervisor.stop();
   });

@@ -1,22 +1,13 @@
 // store.resolveConflict: a person's audited decision on a conflict, in one transaction. Keep sends nothing;
 // forward makes the other version travel to the sinks as a correction.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/payload.js';
 import { clinicalContent, clinicalDigest, dedupKey } from '../../src/result.js';
 import type { Outcome } from '../../src/sinks/sink.js';
 import type { Store } from '../../src/store/store.js';
-import { message, result, scratch } from './store-fixtures.js';
+import { message, result, scratchPerTest } from './store-fixtures.js';
 
-let cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups) cleanup();
-  cleanups = [];
-});
-function fresh(): ReturnType<typeof scratch> {
-  const s = scratch();
-  cleanups.push(s.cleanup);
-  return s;
-}
+const fresh = scratchPerTest();
 
 type OutboxRow = { id: number; sink: string; state: string; attempts: number; etag: string | null; payload: string; payload_sha256: string; next_attempt_at: number };
 const outbox = (store: Store): OutboxRow[] => store.db.prepare('SELECT o.*, r.payload, r.payload_sha256 FROM outbox o JOIN results r ON r.id = o.id / 16 ORDER BY o.id').all() as OutboxRow[];
@@ -24,7 +15,7 @@ const key = dedupKey(result(1));
 const corrected = result(1, { valueText: '6.3', value: 6.3 });
 
 // A result delivered to both sinks (the LIMS answered with an ETag), then the analyzer sends another value.
-function delivered(s: ReturnType<typeof scratch>): Store {
+function delivered(s: ReturnType<typeof fresh>): Store {
   const store = s.open();
   store.ingest(message([result(1)]));
   const pg = store.outbox.claimDue('postgres', 10);

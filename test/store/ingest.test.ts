@@ -1,18 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/payload.js';
 import { dedupKey } from '../../src/result.js';
-import { dumpTables, message, result, scratch } from './store-fixtures.js';
+import { dumpTables, message, result, scratchPerTest } from './store-fixtures.js';
 
-let cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups) cleanup();
-  cleanups = [];
-});
-function fresh(): ReturnType<typeof scratch> {
-  const s = scratch();
-  cleanups.push(s.cleanup);
-  return s;
-}
+const fresh = scratchPerTest();
 
 const volatile = { results: ['load_count', 'last_seen_at'] } as const;
 

@@ -1,21 +1,12 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isLabgateError } from '../../src/errors.js';
 import { migrate } from '../../src/store/database.js';
 import { migrations } from '../../src/store/migrations.js';
-import { message, result, scratch } from './store-fixtures.js';
+import { message, result, scratchPerTest } from './store-fixtures.js';
 
-let cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups) cleanup();
-  cleanups = [];
-});
-function fresh(): ReturnType<typeof scratch> {
-  const s = scratch();
-  cleanups.push(s.cleanup);
-  return s;
-}
+const fresh = scratchPerTest();
 
 describe('openStore', () => {
   it('opens with WAL, synchronous=FULL, foreign keys, incremental auto-vacuum and the latest schema', () => {

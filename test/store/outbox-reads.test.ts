@@ -1,24 +1,15 @@
 // What the status page and `labgate status` read about delivery: per-sink counts without scanning the outbox,
 // each result's state per sink, and the sample a dead letter belongs to.
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrate } from '../../src/store/database.js';
 import { migrations } from '../../src/store/migrations.js';
 import { COUNT_SQL } from '../../src/store/outbox-operator.js';
 import { DELIVERY_SQL } from '../../src/store/reads.js';
 import type { Store } from '../../src/store/store.js';
-import { message, result, scratch } from './store-fixtures.js';
+import { message, result, scratchPerTest } from './store-fixtures.js';
 
-let cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups) cleanup();
-  cleanups = [];
-});
-function fresh(): ReturnType<typeof scratch> {
-  const s = scratch();
-  cleanups.push(s.cleanup);
-  return s;
-}
+const fresh = scratchPerTest();
 
 // What counts() must equal, by the obvious full scan.
 function scanned(store: Store): unknown[] {

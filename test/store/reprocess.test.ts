@@ -1,18 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isLabgateError } from '../../src/errors.js';
 import { dedupKey } from '../../src/result.js';
-import { message, result, scratch } from './store-fixtures.js';
+import { message, result, scratchPerTest } from './store-fixtures.js';
 
-let cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups) cleanup();
-  cleanups = [];
-});
-function fresh(): ReturnType<typeof scratch> {
-  const s = scratch();
-  cleanups.push(s.cleanup);
-  return s;
-}
+const fresh = scratchPerTest();
 
 const unmapped = { reason: "unmapped test code 'NA'", analyzerCode: 'NA', accession: 'A102' };
 

@@ -7,7 +7,7 @@ import type { Outcome } from '../../src/sinks/sink.js';
 import { pruneOnce, type Cutoffs } from '../../src/store/prune.js';
 import { Retention } from '../../src/store/retention.js';
 import type { Store } from '../../src/store/store.js';
-import { ManualClock } from '../runtime/manual-clock.js';
+import { ManualClock } from '../fixtures/manual-clock.js';
 import { result, scratch } from './store-fixtures.js';
 
 const DAY = 86_400_000;
@@ -217,19 +217,19 @@ describe('Retention', () => {
     const retention = new Retention({ db: store.db, clock, resultsDays: 30, auditDays: 365, firstRunDelayMs: 60_000, intervalMs: 3_600_000 });
     retention.start();
 
-    await clock.advance(59_000);
+    await clock.advanceSettling(59_000);
     expect(runs()).toBe(0);
-    await clock.advance(1_000);
+    await clock.advanceSettling(1_000);
     expect(runs()).toBe(1);
     expect(count(store, 'SELECT COUNT(*) FROM results')).toBe(2);
 
-    await clock.advance(31 * DAY);
+    await clock.advanceSettling(31 * DAY);
     expect(count(store, 'SELECT COUNT(*) FROM results')).toBe(0);
     const total = runs();
     expect(total).toBeGreaterThan(700);
 
     await retention.stop();
-    await clock.advance(10 * 3_600_000);
+    await clock.advanceSettling(10 * 3_600_000);
     expect(runs()).toBe(total);
   });
 });

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InboundMessage, Rejection } from '../../src/message.js';
 import type { KeyedResult } from '../../src/result.js';
-import { potassium } from '../fixtures/results.js';
+import { afterEach } from 'vitest';
 import { openStore, type Store, type StoreOptions } from '../../src/store/store.js';
+import { potassium } from '../fixtures/results.js';
 
 /** A potassium-like final result; `n` varies the accession so results get distinct keys. */
 export function result(n: number, overrides: Partial<KeyedResult> = {}): KeyedResult {
@@ -65,4 +66,18 @@ export function dumpTables(store: Store, drop: Record<string, readonly string[]>
     });
   }
   return dump;
+}
+
+/** A fresh data directory (and its stores) per call, removed after each test. */
+export function scratchPerTest(): () => ReturnType<typeof scratch> {
+  let cleanups: (() => void)[] = [];
+  afterEach(() => {
+    for (const cleanup of cleanups) cleanup();
+    cleanups = [];
+  });
+  return () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    return s;
+  };
 }
