@@ -1,9 +1,8 @@
 // `labgate check-config --config FILE`: validates the configuration without opening anything.
 // Exit 0 when valid, 2 with every problem listed when not (the CLI maps CONFIG_UNREADABLE to 2 as well).
-import { parseArgs } from 'node:util';
 import type { Command } from '../cli.js';
+import { commandArgs, configOption } from './args.js';
 import { checkConfigFile, formatProblems } from '../config/load.js';
-import { LabgateError } from '../errors.js';
 
 const help = `Usage: labgate check-config [--config FILE]
 
@@ -12,12 +11,7 @@ Validates the configuration file and prints every problem with its path.
 Exit codes: 0 valid, 2 invalid or unreadable.`;
 
 export const command: Command = async (args, io) => {
-  let values: { config?: string; help?: boolean };
-  try {
-    ({ values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } }));
-  } catch (err) {
-    throw new LabgateError('USAGE', `${(err as Error).message}\n${help}`);
-  }
+  const { values } = commandArgs({ args, options: configOption }, help);
   if (values.help) {
     io.stdout.write(help + '\n');
     return 0;

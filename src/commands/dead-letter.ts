@@ -2,8 +2,8 @@
 // on results a sink refused for good. retry and purge are audited with the OS user as actor; purge asks first.
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import type { CliIo, Command } from '../cli.js';
+import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { LabgateError } from '../errors.js';
 import type { DeadLetterFilter } from '../store/outbox-operator.js';
@@ -17,23 +17,16 @@ const help = `Usage: labgate dead-letter list|retry|purge [--config FILE] [--sin
 retry and purge need --sink, --key or --all, and are recorded in the audit log with your user name.`;
 
 const options = {
-  config: { type: 'string', short: 'c' },
+  ...configOption,
   sink: { type: 'string' },
   key: { type: 'string' },
   all: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
   json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
 export const command: Command = async (args, io) => {
-  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args, options, allowPositionals: true });
-  } catch (err) {
-    throw new LabgateError('USAGE', `${(err as Error).message}\n${help}`);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = commandArgs({ args, options, allowPositionals: true }, help);
   const action = positionals[0];
   if (values.help || action === undefined) {
     io.stdout.write(help + '\n');

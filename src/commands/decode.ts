@@ -1,8 +1,8 @@
 // `labgate decode`: decodes a capture exactly as the running gateway would, without a store, so a technician
 // can check a new analyzer's mapping before going live. Exit 0 nothing rejected, 3 something rejected, 2 usage.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import type { CliIo, Command } from '../cli.js';
+import { commandArgs, configOption } from './args.js';
 import { formatProblems, loadConfig } from '../config/load.js';
 import { bindInstruments } from '../drivers.js';
 import { LabgateError } from '../errors.js';
@@ -16,7 +16,8 @@ instrument's configured driver, mapping and clock zone. Prints one JSON line per
 Exit status: 0 nothing rejected, 3 something rejected, 2 usage or configuration error.`;
 
 export const command: Command = async (args, io) => {
-  const { values, positionals } = parseOptions(args);
+  const options = { ...configOption, instrument: { type: 'string' } } as const;
+  const { values, positionals } = commandArgs({ args, options, allowPositionals: true }, help);
   if (values.help) {
     io.stdout.write(help + '\n');
     return 0;
@@ -39,22 +40,6 @@ export const command: Command = async (args, io) => {
   }
   return rejected > 0 ? 3 : 0;
 };
-
-function parseOptions(args: string[]): ReturnType<typeof parse> {
-  try {
-    return parse(args);
-  } catch (err) {
-    throw new LabgateError('USAGE', `${(err as Error).message}\n\n${help}`);
-  }
-}
-
-function parse(args: string[]) {
-  return parseArgs({
-    args,
-    allowPositionals: true,
-    options: { config: { type: 'string' }, instrument: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
-}
 
 function readCapture(file: string): Buffer {
   try {

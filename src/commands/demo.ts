@@ -1,7 +1,7 @@
 // `labgate demo`: the whole pipeline on one machine with nothing installed (src/demo/). The composition root of
 // the demo: reads the arguments, owns the terminal and the exit code, and stops everything it started.
-import { parseArgs } from 'node:util';
 import type { Command } from '../cli.js';
+import { commandArgs, configOption } from './args.js';
 import { LabgateError } from '../errors.js';
 import { DemoEnvironment } from '../demo/demo-environment.js';
 import { runScenario, type DemoRun } from '../demo/demo-scenario.js';
@@ -19,7 +19,7 @@ that every result arrived exactly once in both. Configuration: config/demo.yaml.
   --config a variant of config/demo.yaml (the same run-time values are filled in)`;
 
 export const command: Command = async (args, io) => {
-  const { values } = parseArgs({ args, options: { keep: { type: 'boolean' }, stay: { type: 'boolean' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = commandArgs({ args, options: { ...configOption, keep: { type: 'boolean' }, stay: { type: 'boolean' } } }, help);
   if (values.help) {
     io.stdout.write(help + '\n');
     return 0;

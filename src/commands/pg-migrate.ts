@@ -1,8 +1,8 @@
 // `labgate pg-migrate --config FILE [--print]`: creates or upgrades the central schema (result_load and its audit
 // table), or prints the SQL so a DBA can review and apply it. Idempotent and versioned.
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import type { Command } from '../cli.js';
+import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { LabgateError } from '../errors.js';
 import { poolConfig } from '../sinks/postgres-connection.js';
@@ -15,12 +15,7 @@ Creates or upgrades result_load and result_load_audit in sinks.postgres.schema.
   --print         print the SQL instead of running it (safe to apply on any version)`;
 
 export const command: Command = async (args, io) => {
-  let values: { config?: string; print?: boolean; help?: boolean };
-  try {
-    ({ values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' }, print: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }));
-  } catch (err) {
-    throw new LabgateError('USAGE', `${(err as Error).message}\n${help}`);
-  }
+  const { values } = commandArgs({ args, options: { ...configOption, print: { type: 'boolean' } } }, help);
   if (values.help) {
     io.stdout.write(help + '\n');
     return 0;

@@ -2,8 +2,8 @@
 // signals and reports readiness to the service manager.
 import { writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import type { Command } from '../cli.js';
+import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import type { StatFs } from '../disk-guard.js';
 import { systemClock } from '../driver.js';
@@ -18,7 +18,7 @@ Runs the gateway: opens the store in gateway.dataDir, starts the sinks' drains, 
 (/healthz, /metrics, the status page) and every enabled instrument. SIGTERM or SIGINT stops it cleanly.`;
 
 export const command: Command = async (args, io) => {
-  const { values } = parseArgs({ args, options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = commandArgs({ args, options: configOption }, help);
   if (values.help) {
     io.stdout.write(help + '\n');
     return 0;

@@ -1,10 +1,9 @@
 // `labgate status --config FILE [--json]`: per sink, what is pending, sent, dead and in conflict, how old the oldest
 // pending result is, the measured rate and when the backlog will be drained. Reads beside a running gateway.
-import { parseArgs } from 'node:util';
 import type { Command } from '../cli.js';
+import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { formatReport, sinkReport } from '../delivery/status-report.js';
-import { LabgateError } from '../errors.js';
 import { openStore } from '../store/store.js';
 
 const RATE_WINDOW_MS = 5 * 60_000;
@@ -17,12 +16,7 @@ and the estimated time to drain the backlog at that rate.
   --json          one JSON document instead of text`;
 
 export const command: Command = async (args, io) => {
-  let values: { config?: string; json?: boolean; help?: boolean };
-  try {
-    ({ values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }));
-  } catch (err) {
-    throw new LabgateError('USAGE', `${(err as Error).message}\n${help}`);
-  }
+  const { values } = commandArgs({ args, options: { ...configOption, json: { type: 'boolean' } } }, help);
   if (values.help) {
     io.stdout.write(help + '\n');
     return 0;
