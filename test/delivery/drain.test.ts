@@ -124,6 +124,31 @@ describe('drain', () => {
     expect(clock.armed).toEqual([]);
   });
 
+  it('claims the next batch while the sink is busy, and lets it go on a pause and on stop', async () => {
+    add(50, 0);
+    const pending: ((outcome: Outcome) => void)[] = [];
+    handler = (batch) => new Promise((resolve) => pending.push((o) => resolve(batch.map(() => o))));
+    const d = drain();
+    d.start();
+    await settle();
+    expect(calls).toEqual([10, 10]);
+    expect(s.outbox.inFlightCount('lims')).toBe(20);
+    pending.shift()!({ kind: 'delivered' });
+    await settle();
+    // The finished batch was followed at once by the one claimed ahead, and the next is claimed ahead again.
+    expect(calls).toEqual([10, 10, 10]);
+    expect(s.outbox.inFlightCount('lims')).toBe(30);
+    pending.shift()!({ kind: 'retry', reason: 'ECONNREFUSED', scope: 'sink' });
+    await settle();
+    expect(d.status().circuit).toBe('open');
+    expect(s.outbox.inFlightCount('lims')).toBe(10);
+    const stopped = d.stop();
+    pending.shift()!({ kind: 'delivered' });
+    await stopped;
+    expect(s.outbox.inFlightCount('lims')).toBe(0);
+    expect(states(s.db, 'lims')).toEqual({ sent: 20, pending: 30 });
+  });
+
   it('pauses instead of spinning when the store cannot record outcomes', async () => {
     add(3, 0);
     const record = s.outbox.recordOutcomes.bind(s.outbox);
