@@ -1,7 +1,7 @@
 // The keyed result: one normalized analyzer result and the identity it is deduplicated on.
 // ARCHITECTURE.md invariant 3: the dedup key is byte-identical to the one the central system computes,
 // and nothing the pipeline assigns (ingest time, message id, random UUID) ever enters it.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { z } from 'zod';
 
 /** Result status in the laboratory's words (ASTM R.9 / HL7 OBX-11 are mapped onto these). */
@@ -72,7 +72,8 @@ export function dedupKey(parts: {
     typeof parts.resultedAt === 'string' && canonicalInstantPattern.test(parts.resultedAt)
       ? parts.resultedAt
       : canonicalInstant(typeof parts.resultedAt === 'string' ? Date.parse(parts.resultedAt) : parts.resultedAt);
-  return createHash('sha256').update(`${accession}|${loinc}|${instrument}|${at}`, 'utf8').digest('hex');
+  // One-shot hashes (here and below): ingest computes three per result, and a Hash object each costs as much again.
+  return hash('sha256', `${accession}|${loinc}|${instrument}|${at}`);
 }
 
 /** Fixed namespace for record ids (a UUIDv4 drawn once for labgate; never change it: LIMS resources are addressed by it). */
@@ -80,14 +81,21 @@ export const RECORD_ID_NAMESPACE = '8f0c6f2e-3b1d-4f7a-9a51-2c4e6d7b9e10';
 
 /** RFC 9562 UUIDv5 (SHA-1, name-based) of `name` in `namespace`. */
 export function uuidV5(name: string, namespace: string = RECORD_ID_NAMESPACE): string {
-  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex');
-  if (ns.length !== 16) throw new RangeError('namespace must be a UUID');
-  const hash = createHash('sha1').update(ns).update(name, 'utf8').digest();
-  const bytes = hash.subarray(0, 16);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const hex = hash('sha1', Buffer.concat([namespaceBytes(namespace), Buffer.from(name, 'utf8')]));
+  // Version 5 in the high nibble of byte 6, the RFC 9562 variant in the top bits of byte 8.
+  const version = ((parseInt(hex.slice(12, 14), 16) & 0x0f) | 0x50).toString(16);
+  const variant = ((parseInt(hex.slice(16, 18), 16) & 0x3f) | 0x80).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${version}${hex.slice(14, 16)}-${variant}${hex.slice(18, 20)}-${hex.slice(20, 32)}`;
+}
+
+let lastNamespace: { text: string; bytes: Buffer } | null = null;
+
+function namespaceBytes(namespace: string): Buffer {
+  if (lastNamespace?.text === namespace) return lastNamespace.bytes;
+  const bytes = Buffer.from(namespace.replace(/-/g, ''), 'hex');
+  if (bytes.length !== 16) throw new RangeError('namespace must be a UUID');
+  lastNamespace = { text: namespace, bytes };
+  return bytes;
 }
 
 /** The id downstream systems know a result by: UUIDv5 of its dedup key, stable across a rebuilt gateway. */
@@ -102,5 +110,5 @@ export function clinicalContent(r: KeyedResult): string {
 
 /** Digest of the clinical content; equal digests under one key mean a replay. */
 export function clinicalDigest(r: KeyedResult): string {
-  return createHash('sha256').update(clinicalContent(r), 'utf8').digest('hex');
+  return hash('sha256', clinicalContent(r));
 }

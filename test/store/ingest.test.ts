@@ -37,6 +37,27 @@ describe('store.ingest', () => {
     expect(capture).toEqual({ status: 'accepted', reasons: null, raw: message([]).capture.raw, result_count: 2 });
   });
 
+  it('writes every outbox row and audit entry of a message longer than one multi-row statement', () => {
+    const store = fresh().open();
+    // 70 results: statements of 32, 32 and 6 results; two of them replays inside the message.
+    const results = Array.from({ length: 68 }, (_, i) => result(i + 1));
+    const summary = store.ingest(message([...results, result(5), result(40)]));
+    expect(summary).toMatchObject({ inserted: 68, absorbed: 2, conflicts: 0 });
+    const rows = store.db
+      .prepare(`SELECT o.id, o.sink, o.dedup_key AS key, r.id AS resultId, r.dedup_key AS resultKey
+        FROM outbox o JOIN results r ON r.id = o.id / 16 ORDER BY o.id`)
+      .all() as { id: number; sink: string; key: string; resultId: number; resultKey: string }[];
+    expect(rows).toHaveLength(136);
+    expect(rows.every((r) => r.key === r.resultKey && r.id === r.resultId * 16 + (r.sink === 'postgres' ? 0 : 1))).toBe(true);
+    expect(new Set(rows.map((r) => r.key))).toEqual(new Set(results.map((r) => dedupKey(r))));
+    const audit = store.db.prepare('SELECT action, subject FROM audit ORDER BY id').all();
+    expect(audit).toEqual([
+      ...results.map((r) => ({ action: 'inserted', subject: dedupKey(r) })),
+      { action: 'absorbed', subject: dedupKey(result(5)) },
+      { action: 'absorbed', subject: dedupKey(result(40)) },
+    ]);
+  });
+
   it('leaves the store as one ingest would, except load_count, when a message arrives twice', () => {
     const once = fresh();
     const twice = fresh();
