@@ -1,11 +1,13 @@
 // Durable ingest throughput (synchronous=FULL, 20 results a message, two sinks), beside the disk's own fsync
 // rate measured in the same directory and run: one commit needs at least one fsync, so fsync rate × 20 is the
 // ceiling no store on this disk can pass.
-import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InboundMessage } from '../src/message.js';
 import type { KeyedResult } from '../src/result.js';
+import Database from 'better-sqlite3';
+import { buildPayload } from '../src/payload.js';
 import { openStore } from '../src/store/store.js';
 import { sig, type BenchLine } from './line.js';
 
@@ -14,7 +16,10 @@ const PER_MESSAGE = 20;
 const TARGET = 0.25;
 const SLICES = 10;
 
-/** Runs the durable ingest figure, then the same ingest without fsync (how much of the gap is CPU). */
+/**
+ * Runs the durable ingest figure, then the same ingest without fsync (how much of the gap is CPU), then the floor: what
+ * SQLite itself does on this disk with only the payloads (how much of the gap no store design can close).
+ */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-'));
   try {
@@ -39,6 +44,16 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
       // Deterministic beside the noisy rates: what a commit writes, and the process CPU (user + system) per result.
       cpuUsPerResult: sig(cpuBound.cpuUs / RESULTS),
       ...walPerMessage(join(dir, 'wal')),
+    });
+    const floor = payloadsOnly(join(dir, 'floor'));
+    emit({
+      bench: 'ingest.sqlite-floor',
+      value: sig(floor),
+      unit: 'results/s',
+      what: 'each message\'s 20 payloads into one table with no index, one synchronous=FULL WAL commit per message',
+      durable: sig(resultsPerSec),
+      ratioOfFloor: sig(resultsPerSec / floor),
+      floorToCeiling: sig(floor / ceiling),
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -99,6 +114,32 @@ function walPerMessage(dir: string): { walFramesPerMessage: number; walKbPerMess
     return { walFramesPerMessage: sig(log / COUNTED), walKbPerMessage: sig((log * (pageSize + 24)) / 1024 / COUNTED) };
   } finally {
     store.close();
+  }
+}
+
+// The least any SQLite store of these results can do on this disk: per message, the 20 payloads ingest stores (and
+// nothing else: no key index, no outbox, no audit, no capture) in one table, one durable commit per message.
+function payloadsOnly(dir: string): number {
+  mkdirSync(dir);
+  const db = new Database(join(dir, 'floor.db'));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE payloads (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO payloads (payload) VALUES (?)');
+    const commit = db.transaction((payloads: readonly string[]) => {
+      for (const p of payloads) insert.run(p);
+    });
+    const messages: string[][] = [];
+    for (let m = 0; m < RESULTS / PER_MESSAGE; m++) {
+      const message = benchMessage(m);
+      messages.push(message.results.map((r) => JSON.stringify(buildPayload(r, { receivedAt: m, rawSha256: 'f'.repeat(64) }))));
+    }
+    const start = performance.now();
+    for (const payloads of messages) commit.immediate(payloads);
+    return RESULTS / ((performance.now() - start) / 1000);
+  } finally {
+    db.close();
   }
 }
 
