@@ -21,7 +21,7 @@ import { sig, type BenchLine } from './line.js';
 const ROWS = Number(process.env.LABGATE_BENCH_ROWS ?? 100_000);
 const PEER_ROWS = 5_000;
 const BATCH = 500;
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 /** Runs the delivery benchmarks. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
