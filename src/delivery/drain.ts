@@ -1,6 +1,7 @@
 // One drain per sink: claims due outbox rows in batches, hands them to the sink, records every outcome in one
 // transaction per batch. Drains share nothing, so one sink's outage never delays another. Event-driven: it wakes
 // on notify() (new rows committed) and on one timer set to the next due or probe time; idle, it arms nothing.
+// Busy, it keeps the sink busy: one batch is claimed ahead, and a finished batch is recorded after the next one is out.
 import type { Clock } from '../driver.js';
 import type { OutboxRow, Outcome, Sink } from '../sinks/sink.js';
 import type { Outbox } from '../store/outbox.js';
