@@ -116,6 +116,12 @@ class RowsStatements {
   }
 }
 
+/** A message's outbox rows and audit entries, written by writeAll after its results (flat parameters: see the SQL above). */
+interface MessageRows {
+  outbox: unknown[];
+  audit: unknown[];
+}
+
 const CONFLICT_COLUMNS = `INSERT INTO conflicts (dedup_key, origin, stored_payload, incoming_payload, incoming_digest,
   capture_id, reason, detected_at) VALUES (?, 'ingest', ?, ?, ?, ?, ?, ?)`;
 
@@ -130,9 +136,6 @@ export class ResultWriter {
   private readonly storedDigest: Database.Statement;
   private readonly insertAudit: RowsStatements;
   private readonly slots: number;
-  // Rows of the message being written, flushed by writeAll (flat parameters: see insertOutboxSql, insertAuditSql).
-  private outboxRows: unknown[] = [];
-  private auditRows: unknown[] = [];
 
   constructor(db: Database.Database, sinks: readonly string[]) {
     if (sinks.length > OUTBOX_SLOTS) throw new RangeError(`at most ${OUTBOX_SLOTS} sinks, got ${sinks.length}`);
@@ -154,19 +157,16 @@ export class ResultWriter {
   writeAll(results: readonly KeyedResult[], ctx: WriteContext): { tally: Tally; keys: string[] } {
     const tally: Tally = { inserted: 0, absorbed: 0, conflicts: 0 };
     const keys: string[] = [];
-    this.outboxRows = [];
-    this.auditRows = [];
+    const rows: MessageRows = { outbox: [], audit: [] };
     for (const result of results) {
-      const { fate, key } = this.write(result, ctx);
+      const { fate, key } = this.write(result, ctx, rows);
       keys.push(key);
       if (fate === 'inserted') tally.inserted++;
       else if (fate === 'absorbed') tally.absorbed++;
       else tally.conflicts++;
     }
-    if (this.outboxRows.length > 0) this.insertOutbox?.run(this.outboxRows);
-    if (this.auditRows.length > 0) this.insertAudit.run(this.auditRows);
-    this.outboxRows = [];
-    this.auditRows = [];
+    this.insertOutbox?.run(rows.outbox);
+    this.insertAudit.run(rows.audit);
     return { tally, keys };
   }
 
@@ -175,7 +175,7 @@ export class ResultWriter {
     this.insertAudit.run([at, actor, action, subject, detail]);
   }
 
-  private write(result: KeyedResult, ctx: WriteContext): { fate: ResultFate; key: string } {
+  private write(result: KeyedResult, ctx: WriteContext, rows: MessageRows): { fate: ResultFate; key: string } {
     const captureId = ctx.capture.id;
     const stamped: KeyedResult = { ...result, source: { ...result.source, captureId } };
     const payload = buildPayload(stamped, ctx.capture);
@@ -183,7 +183,7 @@ export class ResultWriter {
     const digest = clinicalDigest(result);
     // Serialized and hashed once: the stored payload, its digest and a conflict's incoming version are this text.
     const json = JSON.stringify(payload);
-    const recounted = ctx.counted?.has(key) ? this.recount(payload, json, digest, ctx) : null;
+    const recounted = ctx.counted?.has(key) ? this.recount(payload, json, digest, ctx, rows) : null;
     if (recounted !== null) return { fate: recounted, key };
     const columns = resultColumns(stamped, key, payload.recordId, digest, ctx.now, json, hash('sha256', json));
     const first = this.insertNewResult.run(columns);
@@ -198,25 +198,25 @@ export class ResultWriter {
     } else if (row.load_count === 1) {
       // QC results are kept for the record but are not patient results: never forwarded.
       if (!result.qc) {
-        for (let slot = 0; slot < this.slots; slot++) this.outboxRows.push(outboxIdOf(row.id, slot), key, ctx.now, ctx.now, ctx.now);
+        for (let slot = 0; slot < this.slots; slot++) rows.outbox.push(outboxIdOf(row.id, slot), key, ctx.now, ctx.now, ctx.now);
       }
       fate = 'inserted';
     } else {
       fate = 'absorbed';
     }
-    this.auditRows.push(ctx.now, ctx.actor, fate, key, `{"captureId":${captureId}}`);
+    rows.audit.push(ctx.now, ctx.actor, fate, key, `{"captureId":${captureId}}`);
     return { fate, key };
   }
 
   // The message was received once: a result this capture was already counted for changes nothing,
   // unless the corrected configuration now reads it differently, which is a conflict a person must see.
   // Null when the stored row is gone (retention): the result is then written as on first ingest.
-  private recount(payload: ResultPayload, json: string, digest: string, ctx: WriteContext): ResultFate | null {
+  private recount(payload: ResultPayload, json: string, digest: string, ctx: WriteContext, rows: MessageRows): ResultFate | null {
     const stored = this.storedDigest.get(payload.result.resultedAt, payload.dedupKey) as string | undefined;
     if (stored === undefined) return null;
     if (stored === digest) return 'absorbed';
     if (this.conflict(payload, json, digest, ctx, this.recordConflictOnce) > 0) {
-      this.auditRows.push(ctx.now, ctx.actor, 'conflict', payload.dedupKey, `{"captureId":${ctx.capture.id}}`);
+      rows.audit.push(ctx.now, ctx.actor, 'conflict', payload.dedupKey, `{"captureId":${ctx.capture.id}}`);
     }
     return 'conflict';
   }
