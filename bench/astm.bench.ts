@@ -4,7 +4,7 @@ import { decodeAstmText, linkConfigOf } from '../drivers/astm/decode.js';
 import { encodeFrame } from '../drivers/astm/frame.js';
 import { frameTexts } from '../drivers/astm/emulator.js';
 import type { LinkInput, LinkState } from '../drivers/astm/link.js';
-import { initialLinkState, step } from '../drivers/astm/link.js';
+import { drive, initialLinkState } from '../drivers/astm/link.js';
 import { parseAstmOptions } from '../drivers/astm/options.js';
 import type { InstrumentProfile } from '../src/config/mapping.js';
 import type { BenchLine } from './line.js';
@@ -27,18 +27,16 @@ function session(n: number): Buffer {
   return Buffer.concat([Buffer.from([0x05]), ...frames, Buffer.from([0x04])]);
 }
 
-/** Runs the receiver over the stream the way the runner does (commit → decode → committed). */
+/** Runs the receiver over the stream the way the runner does (commit → decode → committed, in a loop). */
 function receive(stream: Buffer, chunk: number): number {
   let state: LinkState = initialLinkState(linkConfigOf(options));
   let results = 0;
   const feed = (input: LinkInput): void => {
-    const r = step(state, input);
-    state = r.state;
-    for (const e of r.effects) {
-      if (e.kind !== 'commit') continue;
+    state = drive(state, input, (e) => {
+      if (e.kind !== 'commit') return;
       results += decodeAstmText(e.text, profile, options).results.length;
-      feed({ kind: 'committed', ok: true });
-    }
+      return { kind: 'committed', ok: true };
+    });
   };
   for (let i = 0; i < stream.length; i += chunk) feed({ kind: 'bytes', data: stream.subarray(i, i + chunk) });
   return results;

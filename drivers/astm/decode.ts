@@ -5,7 +5,7 @@ import type { InstrumentProfile } from '../../src/config/mapping.js';
 import type { DecodedMessage } from '../../src/message.js';
 import { ENQ, STX } from './frame.js';
 import type { LinkConfig, LinkEffect, LinkInput, LinkState } from './link.js';
-import { initialLinkState, step } from './link.js';
+import { drive, initialLinkState } from './link.js';
 import { normalizeMessages } from './normalize.js';
 import type { AstmOptions } from './options.js';
 import { parseRecords } from './records.js';
@@ -34,11 +34,9 @@ export function decodeAstmCapture(raw: Buffer, profile: InstrumentProfile, optio
   // A capture may start mid-session (no ENQ, first frame number unknown): start receiving, accept any number.
   let state: LinkState = config.framing === 'link' ? { ...initialLinkState(config), phase: 'receiving', lastFrameNumber: null } : initialLinkState(config);
   const run = (input: LinkInput): void => {
-    const r = step(state, input);
-    state = r.state;
-    for (const effect of r.effects) handle(effect);
+    state = drive(state, input, handle);
   };
-  const handle = (effect: LinkEffect): void => {
+  const handle = (effect: LinkEffect): LinkInput | void => {
     if (effect.kind === 'event' && effect.event.kind === 'nak') problems.push(`frame refused: ${effect.event.reason}`);
     if (effect.kind === 'event' && effect.event.kind === 'discarded') {
       out.push({ results: [], rejections: [{ reason: withProblems(`message discarded: ${effect.event.reason}`, problems) }] });
@@ -47,7 +45,7 @@ export function decodeAstmCapture(raw: Buffer, profile: InstrumentProfile, optio
     if (effect.kind === 'commit') {
       out.push(decodeAstmText(effect.text, profile, options));
       problems.length = 0;
-      run({ kind: 'committed', ok: true });
+      return { kind: 'committed', ok: true };
     }
   };
   run({ kind: 'bytes', data: raw });

@@ -71,6 +71,25 @@ export function initialLinkState(config: LinkConfig, accepting = true): LinkStat
   return config.framing === 'none' ? { ...s, phase: 'receiving' } : s;
 }
 
+/**
+ * Runs `input` and every input its effects lead to through step() in a loop: `perform` carries out one effect
+ * and returns the input it produced (a commit's outcome), which is queued, never fed by a nested call. So a
+ * chunk holding thousands of complete messages keeps the stack flat.
+ */
+export function drive(state: LinkState, input: LinkInput, perform: (effect: LinkEffect) => LinkInput | void): LinkState {
+  let s = state;
+  const inputs: LinkInput[] = [input];
+  for (let next = inputs.pop(); next !== undefined; next = inputs.shift()) {
+    const r = step(s, next);
+    s = r.state;
+    for (const effect of r.effects) {
+      const produced = perform(effect);
+      if (produced) inputs.push(produced);
+    }
+  }
+  return s;
+}
+
 /** One transition of the receiver. Pure: no I/O, no timers, no clock. */
 export function step(state: LinkState, input: LinkInput): StepResult {
   if (input.kind === 'accepting') return { state: { ...state, accepting: input.accepting }, effects: [] };

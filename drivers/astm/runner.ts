@@ -4,7 +4,7 @@ import type { DriverContext, DriverRunner } from '../../src/driver.js';
 import type { DecodedMessage } from '../../src/message.js';
 import { decodeAstmText, linkConfigOf } from './decode.js';
 import type { LinkEffect, LinkInput, LinkState } from './link.js';
-import { initialLinkState, step } from './link.js';
+import { drive, initialLinkState } from './link.js';
 import type { AstmOptions } from './options.js';
 
 /** Creates the ASTM runner for one instrument. */
@@ -17,6 +17,9 @@ class AstmRunner implements DriverRunner {
   private state: LinkState;
   private timer: unknown = null;
   private running = false;
+  /** Inputs that arrived while effects were being carried out (a transport calling back during a write). */
+  private readonly inputs: LinkInput[] = [];
+  private feeding = false;
 
   constructor(
     private readonly ctx: DriverContext,
@@ -50,12 +53,20 @@ class AstmRunner implements DriverRunner {
   }
 
   private feed(input: LinkInput): void {
-    const result = step(this.state, input);
-    this.state = result.state;
-    for (const effect of result.effects) this.perform(effect);
+    this.inputs.push(input);
+    if (this.feeding) return;
+    this.feeding = true;
+    try {
+      for (let next = this.inputs.shift(); next; next = this.inputs.shift()) {
+        this.state = drive(this.state, next, (effect) => this.perform(effect));
+      }
+    } finally {
+      this.feeding = false;
+    }
   }
 
-  private perform(effect: LinkEffect): void {
+  /** Carries out one effect; a commit returns its outcome as the next input. */
+  private perform(effect: LinkEffect): LinkInput | void {
     switch (effect.kind) {
       case 'write':
         this.ctx.transport.write(effect.data).catch((err: Error) => this.ctx.log.warn({ err: err.message }, 'astm write failed'));
@@ -75,8 +86,7 @@ class AstmRunner implements DriverRunner {
         this.ctx.onEvent(effect.event);
         return;
       case 'commit':
-        this.feed({ kind: 'committed', ok: this.commit(effect.raw, effect.text) });
-        return;
+        return { kind: 'committed', ok: this.commit(effect.raw, effect.text) };
     }
   }
 
