@@ -43,6 +43,7 @@ export class Metrics {
   private readonly portState: Gauge<'instrument' | 'state'>;
   private readonly outcomes: Counter<'sink' | 'outcome'>;
   private readonly latency: Histogram<'sink'>;
+  private readonly unhandled: Counter;
   /** Per sink: [epoch second, rows delivered in it], oldest first. */
   private readonly delivered = new Map<string, [number, number][]>();
   private backlogSource: () => SinkBacklog[] = () => [];
@@ -76,6 +77,7 @@ export class Metrics {
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400],
       registers: r,
     });
+    this.unhandled = new Counter({ name: 'labgate_unhandled_errors_total', help: 'Promise rejections nothing handled (each a bug; logged)', registers: r });
     this.backlogGauges(r);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'labgate_' });
   }
@@ -102,6 +104,11 @@ export class Metrics {
       case 'commit-failed':
         return this.commitFailures.inc({ instrument });
     }
+  }
+
+  /** Counts one unhandled rejection (wire to ProcessFaults.onRecord). */
+  unhandledError(): void {
+    this.unhandled.inc();
   }
 
   /** Mirrors a supervisor status (wire to SupervisorOptions.onStatus). */

@@ -8,6 +8,7 @@ import { loadConfig } from '../config/load.js';
 import type { StatFs } from '../disk-guard.js';
 import { systemClock } from '../driver.js';
 import { LabgateError } from '../errors.js';
+import { ProcessFaults } from '../process-faults.js';
 import { Gateway, type GatewayDeps } from '../gateway/gateway.js';
 import { createLogger } from '../logger.js';
 import { SystemdNotifier } from '../systemd/notify.js';
@@ -26,8 +27,10 @@ export const command: Command = async (args, io) => {
   const file = values.config ?? io.env['LABGATE_CONFIG'] ?? '/etc/labgate/labgate.yaml';
   const config = loadConfig(file);
   const log = createLogger({ level: config.gateway.logLevel, gateway: config.gateway.id });
+  const faults = new ProcessFaults(log);
+  faults.install(process);
   const notifier = new SystemdNotifier({ env: io.env, pid: process.pid, log });
-  const gateway = new Gateway(config, { clock: systemClock, random: Math.random, log, processMetrics: true, ...faultHooks(io.env) });
+  const gateway = new Gateway(config, { clock: systemClock, random: Math.random, log, processMetrics: true, faults, ...faultHooks(io.env) });
   // Listening before start: a SIGTERM during start-up must take the clean path, not Node's default (death by signal).
   const signal = new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -43,6 +46,7 @@ export const command: Command = async (args, io) => {
     return 1;
   }
   await notifier.ready('accepting results');
+  rejectLater(io.env);
   const stopWatchdog = notifier.startWatchdog(systemClock);
   log.info({ signal: await signal }, 'stopping');
   stopWatchdog();
@@ -62,6 +66,12 @@ function faultHooks(env: NodeJS.ProcessEnv): Pick<GatewayDeps, 'statfs' | 'diskI
     ...(diskIntervalMs ? { diskIntervalMs } : {}),
     ...(pauseMs ? { beforeCommit: pauseBeforeCommit(pauseMs) } : {}),
   };
+}
+
+/** Leaves one promise rejection unhandled after start (the unhandled-rejection test). */
+function rejectLater(env: NodeJS.ProcessEnv): void {
+  const ms = positive(env['LABGATE_FAULT_UNHANDLED_REJECTION_MS']);
+  if (ms) setTimeout(() => void Promise.reject(new Error('labgate fault: an unhandled rejection')), ms);
 }
 
 /** Free bytes read from a file stand in for the filesystem's (the full-disk test). */

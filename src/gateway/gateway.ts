@@ -11,6 +11,7 @@ import { createDrains } from '../delivery/drains.js';
 import { LabgateError } from '../errors.js';
 import { sinkLogger, type Logger } from '../logger.js';
 import { Metrics } from '../metrics.js';
+import type { ProcessFaults } from '../process-faults.js';
 import type { Sink } from '../sinks/sink.js';
 import { Retention } from '../store/retention.js';
 import { openStore, type Store } from '../store/store.js';
@@ -43,6 +44,8 @@ export interface GatewayDeps {
   beforeCommit?: () => void;
   onDriverEvent?: (instrument: string, event: DriverEvent) => void;
   processMetrics?: boolean;
+  /** Unhandled rejections of this process (labgate run installs it), shown on /healthz and /metrics. */
+  faults?: ProcessFaults;
 }
 
 /** One running gateway. */
@@ -64,6 +67,7 @@ export class Gateway {
     private readonly deps: GatewayDeps,
   ) {
     this.metrics = new Metrics({ now: deps.clock.now, processMetrics: deps.processMetrics ?? false });
+    deps.faults?.onRecord(() => this.metrics.unhandledError());
   }
 
   /** True while new messages may be committed (not shutting down, disk above its floor). */
@@ -210,6 +214,7 @@ export class Gateway {
         ...(this.disk ? { disk: () => this.disk!.status() } : {}),
         instruments: () => this.instruments.map((i) => i.supervisor.snapshot()),
         sinks: () => this.sinkHealth(),
+        ...(deps.faults ? { unhandledErrors: () => deps.faults!.count } : {}),
         thresholds: config.alerts,
       }),
     );

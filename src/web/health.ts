@@ -22,6 +22,8 @@ export interface HealthSnapshot {
   disk?: DiskStatus;
   instruments: PortStatus[];
   sinks: SinkHealth[];
+  /** Rejections nothing handled since start: each is a bug, logged with its stack. */
+  unhandledErrors?: number;
 }
 
 export interface AlertThresholds {
@@ -45,6 +47,7 @@ export interface HealthSources {
   disk?: () => DiskStatus;
   instruments: () => PortStatus[];
   sinks: () => SinkHealth[];
+  unhandledErrors?: () => number;
   thresholds: AlertThresholds;
 }
 
@@ -68,6 +71,8 @@ export function evaluateHealth(snapshot: HealthSnapshot, thresholds: AlertThresh
     if (s.dead > 0) degraded.push(`sink ${s.sink}: ${s.dead} dead letter${s.dead === 1 ? '' : 's'} need an operator`);
     if ((s.conflicts ?? 0) > 0) degraded.push(`sink ${s.sink}: ${s.conflicts} conflict${s.conflicts === 1 ? '' : 's'} need a person`);
   }
+  const bugs = snapshot.unhandledErrors ?? 0;
+  if (bugs > 0) degraded.push(`${bugs} unhandled error${bugs === 1 ? '' : 's'} since start (a bug; the journal has the stack)`);
   const status: HealthStatus = failing.length ? 'failing' : degraded.length ? 'degraded' : 'ok';
   const report: HealthReport = { status, reasons: [...failing, ...degraded], instruments: snapshot.instruments, sinks: snapshot.sinks };
   if (snapshot.disk) report.disk = snapshot.disk;
@@ -92,6 +97,7 @@ export function collectHealth(sources: HealthSources): HealthReport {
     sinks: safe('sinks', sources.sinks, [], failures),
   };
   const disk = sources.disk && safe('disk', sources.disk, undefined, failures);
+  if (sources.unhandledErrors) snapshot.unhandledErrors = sources.unhandledErrors();
   if (disk) snapshot.disk = disk;
   const report = evaluateHealth(snapshot, sources.thresholds);
   if (failures.length) return { ...report, status: 'failing', reasons: [...failures, ...report.reasons] };

@@ -68,12 +68,16 @@ export class WebServer {
     });
   }
 
+  // Never rejects: the listener calls it with `void`, so a throw escaping here would be an unhandled rejection.
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://labgate.invalid');
-    const method = req.method === 'HEAD' ? 'GET' : req.method;
-    const matches = this.routes.filter((r) => (typeof r.path === 'string' ? r.path === url.pathname : r.path.test(url.pathname)));
-    const route = matches.find((r) => r.method === method);
+    let path = '?';
     try {
+      const url = requestUrl(req.url);
+      if (url === undefined) return send(res, 400, 'text/plain; charset=utf-8', 'bad request target\n');
+      path = url.pathname;
+      const method = req.method === 'HEAD' ? 'GET' : req.method;
+      const matches = this.routes.filter((r) => (typeof r.path === 'string' ? r.path === url.pathname : r.path.test(url.pathname)));
+      const route = matches.find((r) => r.method === method);
       if (this.options.guard && !(await this.options.guard(req, res, url))) return;
       if (route) return await route.handler(req, res, url);
       if (matches.length) {
@@ -82,12 +86,24 @@ export class WebServer {
       }
       send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
     } catch (err) {
-      this.options.log.error({ err, path: url.pathname }, 'http handler failed');
-      if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
-      else res.destroy();
+      this.options.log.error({ err, path }, 'http handler failed');
+      try {
+        if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
+        else res.destroy();
+      } catch {
+        res.destroy();
+      }
     }
   }
 }
+
+/** The request target as a URL, or undefined when no URL parser would accept it (`//[`, `//:99999`, `http://[/`). */
+function requestUrl(target: string | undefined): URL | undefined {
+  const text = target ?? '/';
+  return URL.canParse(text, BASE) ? new URL(text, BASE) : undefined;
+}
+
+const BASE = 'http://labgate.invalid';
 
 /** Writes a complete response (no body for HEAD). */
 export function send(res: ServerResponse, status: number, contentType: string, body: string): void {

@@ -124,6 +124,38 @@ describe('WebServer guard', () => {
     expect((await fetch(`http://127.0.0.1:${port}/status`)).status).toBe(401);
     expect((await fetch(`http://127.0.0.1:${port}/status`, { headers: { authorization: 'Bearer ok' } })).status).toBe(404);
   });
+
+  it('turns a throwing guard or handler into a 500 for that request alone, and leaves no rejection unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const onRejection = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onRejection);
+    const logged: object[] = [];
+    const server = new WebServer({
+      host: '127.0.0.1',
+      port: 0,
+      log: { ...quiet, error: (obj) => void logged.push(obj) },
+      routes: [
+        { method: 'GET', path: '/sync', handler: () => { throw new Error('sync'); } },
+        { method: 'GET', path: '/async', handler: async () => Promise.reject(new Error('async')) },
+        { method: 'GET', path: '/ok', handler: (_req, res) => void res.end('ok') },
+      ],
+      guard: (_req, _res, url) => {
+        if (url.pathname === '/guard') throw new Error('guard');
+        return true;
+      },
+    });
+    servers.push(server);
+    const { port } = await server.start();
+    try {
+      for (const path of ['/sync', '/async', '/guard']) expect((await fetch(`http://127.0.0.1:${port}${path}`)).status, path).toBe(500);
+      expect(await (await fetch(`http://127.0.0.1:${port}/ok`)).text()).toBe('ok');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+      expect(logged).toHaveLength(3);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+  });
 });
 
 describe('evaluateHealth', () => {

@@ -1,0 +1,89 @@
+// `labgate run` as the service process, attacked over its HTTP listener with raw sockets: request targets that no
+// URL parser accepts answer 400 for that request alone, and an unhandled promise rejection anywhere in the
+// process is logged and counted while the instruments keep being answered.
+import { readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { mindrayBs } from '../hl7/fixtures.js';
+import { Hl7TcpSender } from './analyzers.js';
+import { freePort, GatewayChild, scratch, until, writeConfig } from './harness.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** Sends `request` on a fresh socket and resolves with everything the server wrote before closing or going quiet. */
+export function rawRequest(port: number, request: string, quietMs = 1_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(port, '127.0.0.1');
+    let text = '';
+    let timer: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(text);
+    };
+    socket.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+      clearTimeout(timer);
+      timer = setTimeout(done, 100);
+    });
+    socket.once('error', (err) => (text ? done() : reject(err)));
+    socket.once('close', done);
+    socket.once('connect', () => {
+      socket.write(request);
+      timer = setTimeout(done, quietMs);
+    });
+  });
+}
+
+/** A gateway child with one HL7 instrument on TCP, and a sender connected to it. */
+async function rig(name: string, env: Record<string, string> = {}) {
+  const s = scratch(name);
+  cleanups.push(s.cleanup);
+  const httpPort = await freePort();
+  const hl7Port = await freePort();
+  const instruments = [{
+    id: 'bs240', driver: 'hl7', timezone: 'Europe/Vienna', transport: { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port },
+    mapping: mindrayBs.profile.mapping, options: mindrayBs.options,
+  }];
+  const gateway = new GatewayChild(writeConfig({ dir: s.dir, httpPort, instruments }), httpPort, s.dir);
+  cleanups.push(() => gateway.stopIfRunning());
+  await gateway.start(env);
+  const sender = new Hl7TcpSender(hl7Port);
+  await sender.connect();
+  cleanups.push(() => sender.close());
+  return { gateway, sender, httpPort };
+}
+
+/** The Mindray fixture as a new message: its own control id and accession. */
+const message = (n: number): string => mindrayBs.payload.replace('|12|P|', `|C${n}|P|`).replaceAll('2410290017', `ACC${n}`);
+
+describe('labgate run under hostile HTTP requests', () => {
+  it('answers 400 to request targets no URL parser accepts and keeps serving everything else', async () => {
+    const { gateway, sender, httpPort } = await rig('bad-url');
+    expect(await sender.send(message(1))).toBe('AA');
+    for (const target of ['//[', '//:99999', '//%', 'http://[/']) {
+      const reply = await rawRequest(httpPort, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      expect(reply, target).toMatch(/^HTTP\/1\.1 400 /);
+    }
+    expect(gateway.running).toBe(true);
+    expect((await gateway.health()).status).toBe(200);
+    expect(await sender.send(message(2))).toBe('AA');
+  });
+
+  it('logs and counts an unhandled rejection, shows it on /healthz, and keeps acknowledging messages', async () => {
+    const { gateway, sender, httpPort } = await rig('unhandled', { LABGATE_FAULT_UNHANDLED_REJECTION_MS: '300' });
+    await until(() => readFileSync(gateway.log, 'utf8').includes('unhandled promise rejection'), 10_000, 'the rejection logged');
+    expect(gateway.running).toBe(true);
+    expect(await sender.send(message(3))).toBe('AA');
+    const health = await gateway.health();
+    expect(health.body.status).toBe('degraded');
+    expect(health.body.reasons.join('\n')).toMatch(/1 unhandled error since start/);
+    const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+    expect(metrics).toMatch(/^labgate_unhandled_errors_total 1$/m);
+    const line = readFileSync(gateway.log, 'utf8').split('\n').find((l) => l.includes('unhandled promise rejection'))!;
+    expect(JSON.parse(line)).toMatchObject({ level: 50, err: { message: 'labgate fault: an unhandled rejection' } });
+  });
+});
