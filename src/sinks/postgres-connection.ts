@@ -19,8 +19,7 @@ export interface PostgresConnectionOptions {
 export function poolConfig(o: PostgresConnectionOptions, readSecret: (path: string) => string = readTrimmed): PoolConfig {
   const statementTimeout = o.statementTimeoutMs ?? 30_000;
   return {
-    connectionString: o.url,
-    ...(o.passwordFile ? { password: readSecret(o.passwordFile) } : {}),
+    connectionString: o.passwordFile ? withPassword(o.url, readSecret(o.passwordFile)) : o.url,
     ssl: sslConfig(o.tls, readSecret),
     max: o.poolSize,
     connectionTimeoutMillis: o.connectTimeoutMs ?? 10_000,
@@ -33,6 +32,15 @@ export function poolConfig(o: PostgresConnectionOptions, readSecret: (path: stri
     keepAlive: true,
     application_name: 'labgate',
   };
+}
+
+// pg reads the connection string over its other options, and a URL with a user but no password counts as an empty
+// password there: a separate `password` option would never reach a server that checks it. So the password goes into
+// the URL, percent-encoded (pg decodes it); the result only ever lives in the pool's options, never in a log line.
+function withPassword(url: string, password: string): string {
+  const parsed = new URL(url);
+  parsed.password = encodeURIComponent(password);
+  return parsed.toString();
 }
 
 function sslConfig(tls: PostgresConnectionOptions['tls'], readSecret: (path: string) => string): PoolConfig['ssl'] {
