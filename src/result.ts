@@ -4,8 +4,12 @@
 import { hash } from 'node:crypto';
 import { z } from 'zod';
 
-/** Result status in the laboratory's words (ASTM R.9 / HL7 OBX-11 are mapped onto these). */
-export const resultStatuses = ['final', 'preliminary', 'correction', 'cannot-be-done'] as const;
+/**
+ * Result status in the laboratory's words. Each driver maps the analyzer's own letter (ASTM R.9, HL7 OBX-11, kept
+ * beside it as `statusCode`) onto these by one documented table (drivers/astm/status.ts, drivers/hl7/status.ts); a
+ * letter outside its table is `unknown`, never final (invariant 8).
+ */
+export const resultStatuses = ['final', 'preliminary', 'correction', 'cannot-be-done', 'entered-in-error', 'deleted', 'unknown'] as const;
 export type ResultStatus = (typeof resultStatuses)[number];
 
 /** Comparator of a censored value (`<0.5`, `>500`). */
@@ -16,6 +20,9 @@ export type Comparator = (typeof comparators)[number];
 export const canonicalInstantPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
 
 const nonEmptyTrimmed = z.string().trim().min(1, 'must not be empty');
+
+// A specimen id of only control or format characters (`\X00\`, `&X00&`) is line noise, not an accession.
+const printable = /[^\p{Cc}\p{Cf}\p{Z}\s]/u;
 
 /** Where a result came from; never part of the key. */
 export const provenanceSchema = z.object({
@@ -31,21 +38,33 @@ export const provenanceSchema = z.object({
 export type Provenance = z.infer<typeof provenanceSchema>;
 
 /** A normalized result, validated. `resultedAt` is always in the canonical key form. */
-export const keyedResultSchema = z.object({
-  accession: nonEmptyTrimmed,
+export const keyedResultSchema = z
+  .object({
+  accession: nonEmptyTrimmed.refine((a) => printable.test(a), 'must hold a printable character'),
   analyteLoinc: nonEmptyTrimmed.transform((s) => s.toUpperCase()),
   instrumentId: nonEmptyTrimmed,
   resultedAt: z.string().regex(canonicalInstantPattern, 'must be YYYY-MM-DDTHH:MM:SS+00:00'),
+  /** The value exactly as sent (trimmed). */
   valueText: z.string(),
+  /** The number, only when the analyzer sent exactly one number (src/result-value.ts); never for a censored value. */
   value: z.number().finite().nullable(),
+  /** Set, with `bound`, only for a censored value: `<0.5` is comparator `<`, bound 0.5, value null. */
   comparator: z.enum(comparators).nullable(),
+  bound: z.number().finite().nullable(),
   unit: z.string().nullable(),
   status: z.enum(resultStatuses),
+  /** The analyzer's own status letter as sent (ASTM R.9, HL7 OBX-11), trimmed; null when it sent none. */
+  statusCode: z.string().nullable(),
   flags: z.array(z.string()),
   referenceRange: z.string().nullable(),
   qc: z.boolean(),
   source: provenanceSchema,
-});
+  })
+  .superRefine((r, ctx) => {
+    // Invariant 8: a consumer that reads only `value` must never take `<0.5` for 0.5.
+    if (r.comparator !== null && r.value !== null) ctx.addIssue({ code: 'custom', path: ['value'], message: 'a censored value has no number (its bound is `bound`)' });
+    if ((r.comparator === null) !== (r.bound === null)) ctx.addIssue({ code: 'custom', path: ['bound'], message: 'comparator and bound come together' });
+  });
 export type KeyedResult = z.infer<typeof keyedResultSchema>;
 export type KeyedResultInput = z.input<typeof keyedResultSchema>;
 
@@ -103,9 +122,39 @@ export function recordId(key: string): string {
   return uuidV5(key);
 }
 
+/** A result as an earlier labgate stored it: without `bound` and `statusCode`, and `<0.5` possibly with value 0.5. */
+export type StoredKeyedResult = Omit<KeyedResult, 'bound' | 'statusCode'> & Partial<Pick<KeyedResult, 'bound' | 'statusCode'>>;
+
+/**
+ * A stored result in today's form, fields in schema order: a censored value's number moves to `bound` (labgate once
+ * stored `<0.5` with value 0.5), and a status letter it did not keep is null.
+ */
+export function upgradeStoredResult(r: StoredKeyedResult): KeyedResult {
+  const censored = r.comparator !== null;
+  return {
+    accession: r.accession,
+    analyteLoinc: r.analyteLoinc,
+    instrumentId: r.instrumentId,
+    resultedAt: r.resultedAt,
+    valueText: r.valueText,
+    value: censored ? null : r.value,
+    comparator: r.comparator,
+    bound: censored ? (r.bound ?? r.value) : null,
+    unit: r.unit,
+    status: r.status,
+    statusCode: r.statusCode ?? null,
+    flags: r.flags,
+    referenceRange: r.referenceRange,
+    qc: r.qc,
+    source: r.source,
+  };
+}
+
 /** The clinical content two results must share to be a replay rather than a conflict (invariant 4). */
 export function clinicalContent(r: KeyedResult): string {
-  return JSON.stringify([r.valueText.trim(), r.value, r.comparator, r.unit ?? null, r.status, [...r.flags].sort()]);
+  // A censored value's number is its bound; a version stored before censored values lost their `value` compares alike.
+  const value = r.comparator === null ? r.value : null;
+  return JSON.stringify([r.valueText.trim(), value, r.comparator, r.unit ?? null, r.status, [...r.flags].sort()]);
 }
 
 /** Digest of the clinical content; equal digests under one key mean a replay. */

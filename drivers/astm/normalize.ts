@@ -3,21 +3,16 @@
 import type { InstrumentProfile } from '../../src/config/mapping.js';
 import { lookupAnalyte } from '../../src/config/mapping.js';
 import type { DecodedMessage, Rejection } from '../../src/message.js';
-import type { Comparator, KeyedResult, ResultStatus } from '../../src/result.js';
+import type { KeyedResult } from '../../src/result.js';
 import { keyedResultSchema } from '../../src/result.js';
+import { valueFields } from '../../src/result-value.js';
 import type { AstmOptions } from './options.js';
 import { splitFieldRef } from './options.js';
 import type { ParsedMessage, ResultEntry } from './records.js';
 import { component, components, fieldText, repeats } from './records.js';
 import type { ResultTime } from './result-time.js';
 import { recordFor, resultTime } from './result-time.js';
-
-/** LIS2-A2 R.9 result status codes labgate loads, in the laboratory's words. */
-const statusCodes: Readonly<Record<string, ResultStatus>> = {
-  F: 'final', R: 'final', V: 'final', C: 'correction', P: 'preliminary', S: 'preliminary', I: 'preliminary', X: 'cannot-be-done',
-};
-
-const numberPattern = /^(<=|>=|<|>)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)$/;
+import { readAstmStatus } from './status.js';
 
 /** Normalizes every result of the parsed messages of one capture. */
 export function normalizeMessages(messages: readonly ParsedMessage[], profile: InstrumentProfile, options: AstmOptions): DecodedMessage {
@@ -63,8 +58,8 @@ export function normalizeResult(
   const unit = component(entry.result, 5, 1).trim() || null;
   const mapped = lookupAnalyte(profile.mapping, code, unit);
   if (mapped.kind === 'rejected') return reject(mapped.reason);
-  const status = readStatus(entry, options);
-  if (typeof status !== 'string') return reject(status.reason);
+  const status = readAstmStatus(fieldText(entry.result, 9), options.emptyStatus);
+  if (status.kind === 'rejected') return reject(status.reason);
   const valueText = fieldText(entry.result, 4).trim();
   const parsed = keyedResultSchema.safeParse({
     accession,
@@ -72,9 +67,10 @@ export function normalizeResult(
     instrumentId: profile.id,
     resultedAt: time.resultedAt,
     valueText,
-    ...readValue(valueText),
+    ...valueFields(valueText),
     unit: mapped.unit ?? null,
-    status,
+    status: status.status,
+    statusCode: status.statusCode,
     flags: repeats(entry.result, 7).map((f) => f.trim()).filter(Boolean),
     referenceRange: component(entry.result, 6, 1).trim() || null,
     qc: isQc(entry, options),
@@ -88,19 +84,6 @@ export function normalizeResult(
 export function readAccession(entry: ResultEntry, options: AstmOptions): string {
   const rec = recordFor(entry, options.accession.field);
   return rec ? component(rec, splitFieldRef(options.accession.field).field, options.accession.component).trim() : '';
-}
-
-function readStatus(entry: ResultEntry, options: AstmOptions): ResultStatus | { reason: string } {
-  const raw = component(entry.result, 9, 1).trim().toUpperCase();
-  if (!raw) return options.emptyStatus === 'reject' ? { reason: 'R.9 result status is empty' } : options.emptyStatus;
-  return statusCodes[raw] ?? { reason: `R.9 result status '${raw}' is not one labgate loads` };
-}
-
-function readValue(text: string): { value: number | null; comparator: Comparator | null } {
-  const m = numberPattern.exec(text);
-  if (!m) return { value: null, comparator: null };
-  const value = Number(m[2]);
-  return Number.isFinite(value) ? { value, comparator: (m[1] as Comparator | undefined) ?? null } : { value: null, comparator: null };
 }
 
 /** QC: LIS2-A2 O.12 action code Q, H.12 processing id Q, or one of the instrument's rules. */

@@ -4,11 +4,13 @@ import type { InstrumentProfile } from '../../src/config/mapping.js';
 import { lookupAnalyte } from '../../src/config/mapping.js';
 import type { DecodedMessage, Rejection } from '../../src/message.js';
 import { canonicalInstant, keyedResultSchema, type KeyedResult } from '../../src/result.js';
+import { unescapeText } from './escape.js';
 import { orderGroups, segmentFor, type OrderGroup } from './groups.js';
 import type { Hl7Options } from './options.js';
 import { componentsOf, rawField, repeatedValues, repetitionsOf, valueAt, type FieldRef, type Hl7Message, type Segment } from './parse.js';
+import { readObxStatus } from './status.js';
 import { readHl7Time, type Hl7Instant } from './time.js';
-import { readObxStatus, readObxValue } from './value.js';
+import { readObxValue } from './value.js';
 
 /** Turns every OBX of an ORU into a keyed result or a rejection with its reason. */
 export function normalizeOru(message: Hl7Message, profile: InstrumentProfile, options: Hl7Options): DecodedMessage {
@@ -49,24 +51,25 @@ function normalizeObx(c: ObxContext): KeyedResult | Rejection | undefined {
   const reject = (reason: string): Rejection => ({ reason, ...(code ? { analyzerCode: code } : {}), ...(accession ? { accession } : {}) });
   if (code === '') return reject(`OBX-${valueAt(c.obx, d, { field: 1, component: 1, subcomponent: 1 })} has no test code in ${refs(c.options.code)}`);
   if (accession === '') return reject(`no accession in ${refs(c.options.accession)}`);
-  const status = readObxStatus(valueAt(c.obx, d, { field: 11, component: 1, subcomponent: 1 }));
-  if (status.kind === 'not-a-result') return reject(`OBX-11 status '${status.code}' carries no result`);
-  if (status.kind === 'missing' && c.options.missingStatus === 'reject') return reject('OBX-11 status is empty');
+  const status = readObxStatus(unescapeText(rawField(c.obx, 11), d), c.options.missingStatus);
+  if (status.kind === 'rejected') return reject(status.reason);
   const time = resultTime(c);
   if (time.kind !== 'instant') return reject(time.reason);
   const unit = valueAt(c.obx, d, { field: 6, component: 1, subcomponent: 1 }).trim();
   const mapped = lookupAnalyte(c.profile.mapping, code, unit === '' ? null : unit);
   if (mapped.kind === 'rejected') return reject(mapped.reason);
   const value = readObxValue(c.obx, d, valueType);
+  if (value.kind === 'rejected') return reject(value.reason);
   const equipment = c.options.equipment === null ? '' : valueAt(c.obx, d, c.options.equipment).trim();
   const parsed = keyedResultSchema.safeParse({
     accession,
     analyteLoinc: mapped.loinc,
     instrumentId: c.profile.id,
     resultedAt: canonicalInstant(time.epochMs),
-    ...value,
+    ...value.value,
     unit: mapped.unit ?? null,
-    status: status.kind === 'status' ? status.status : c.options.missingStatus,
+    status: status.status,
+    statusCode: status.statusCode,
     flags: repeatedValues(c.obx, d, 8).map((f) => f.trim()).filter((f) => f !== ''),
     referenceRange: valueAt(c.obx, d, { field: 7, component: 1, subcomponent: 1 }).trim() || null,
     qc: c.qc,

@@ -3,7 +3,8 @@
 import type { InstrumentProfile } from '../../src/config/mapping.js';
 import { lookupAnalyte } from '../../src/config/mapping.js';
 import type { DecodedMessage, Rejection } from '../../src/message.js';
-import { canonicalInstant, keyedResultSchema, type Comparator, type KeyedResult } from '../../src/result.js';
+import { canonicalInstant, keyedResultSchema, type KeyedResult } from '../../src/result.js';
+import { valueFields } from '../../src/result-value.js';
 import { wallTimeToInstant } from '../../src/zoned-time.js';
 import type { LineResult, Report } from './assembler.js';
 import type { LineOptions } from './options.js';
@@ -37,9 +38,11 @@ function normalizeRow(row: LineResult, accession: string, time: TimeReading, pro
     instrumentId: profile.id,
     resultedAt: canonicalInstant(time.epochMs),
     valueText: row.value,
-    ...numberWithComparator(row.value),
+    ...valueFields(row.value),
     unit: mapped.unit ?? null,
     status: options.status,
+    // A printout carries no status letter: the status is the layout's.
+    statusCode: null,
     flags: (row.flags ?? '').split(/[\s,;]+/).filter((f) => f !== ''),
     referenceRange: null,
     qc: false,
@@ -66,12 +69,4 @@ function reportTime(f: Record<string, string>, zone: string): TimeReading {
   const instant = wallTimeToInstant(wall, zone);
   if (instant.kind === 'instant') return instant;
   return { kind: 'none', reason: `report time: ${instant.reason}` };
-}
-
-const comparatorPattern = /^(<=|>=|<|>)?\s*([+-]?(?:\d+\.?\d*|\.\d+))$/;
-
-function numberWithComparator(text: string): { value: number | null; comparator: Comparator | null } {
-  const m = comparatorPattern.exec(text.trim());
-  if (!m) return { value: null, comparator: null };
-  return { value: Number(m[2]), comparator: (m[1] as Comparator | undefined) ?? null };
 }

@@ -110,21 +110,23 @@ describe('ASTM normalization', () => {
   });
 
   it.each([
-    ['<0.5', 0.5, '<'], ['>=500', 500, '>='], ['  5.5', 5.5, null], ['1e3', 1000, null], ['Positive', null, null], ['', null, null],
-  ])('value %j', (text, value, comparator) => {
+    ['<0.5', null, '<', 0.5], ['>=500', null, '>=', 500], ['  5.5', 5.5, null, null], ['1e3', 1000, null, null],
+    ['Positive', null, null, null], ['', null, null, null],
+  ])('value %j', (text, value, comparator, bound) => {
     const r = decode(msg(H, 'O|1|A1', `R|1|^^^GLU|${text}|mmol/L||||F`, 'L|1')).results[0]!;
-    expect([r.value, r.comparator, r.valueText]).toEqual([value, comparator, text.trim()]);
+    expect([r.value, r.comparator, r.bound, r.valueText]).toEqual([value, comparator, bound, text.trim()]);
   });
 
   it.each([
-    ['F', 'final'], ['C', 'correction'], ['P', 'preliminary'], ['X', 'cannot-be-done'], ['R', 'final'], ['', 'final'],
-  ])('status %j', (code, status) => {
-    expect(decode(msg(H, 'O|1|A1', `R|1|^^^GLU|5|mmol/L||||${code}`, 'L|1')).results[0]!.status).toBe(status);
+    ['F', 'final'], ['C', 'correction'], ['P', 'preliminary'], ['X', 'cannot-be-done'], ['R', 'final'], ['W', 'preliminary'], ['Z', 'unknown'],
+  ])('status %j is loaded with its letter', (code, status) => {
+    expect(decode(msg(H, 'O|1|A1', `R|1|^^^GLU|5|mmol/L||||${code}`, 'L|1')).results[0]).toMatchObject({ status, statusCode: code });
   });
 
-  it('an empty status can be configured to reject; an unknown one rejects', () => {
-    expect(decode(msg(H, 'O|1|A1', 'R|1|^^^GLU|5|mmol/L||||', 'L|1'), profile(glucose), { emptyStatus: 'reject' }).rejections[0]!.reason).toBe('R.9 result status is empty');
-    expect(decode(msg(H, 'O|1|A1', 'R|1|^^^GLU|5|mmol/L||||W', 'L|1')).rejections[0]!.reason).toMatch(/'W'/);
+  it('an empty status follows emptyStatus and keeps no letter', () => {
+    const empty = msg(H, 'O|1|A1', 'R|1|^^^GLU|5|mmol/L||||', 'L|1');
+    expect(decode(empty).results[0]).toMatchObject({ status: 'final', statusCode: null });
+    expect(decode(empty, profile(glucose), { emptyStatus: 'reject' }).rejections[0]!.reason).toBe('R.9 result status is empty');
   });
 
   it('ignored codes are neither loaded nor rejected', () => {

@@ -58,11 +58,25 @@ describe('labgate decode', () => {
       resultedAt: '2026-07-01T14:30:00+00:00',
       value: 98,
       valueText: '98',
+      comparator: null,
+      bound: null,
       unit: 'mg/dL',
       status: 'final',
+      statusCode: 'F',
       qc: false,
     });
     expect(out.lines[0]?.dedupKey).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('prints a censored value with no number and a questionable one with its letter, never as final', () => {
+    const raw = bytes(
+      '<ENQ>' +
+        frame(1, 'H|\\^&|||chem^1|||||||P|1|20260701163000<CR>O|1|A100||^^^GLU<CR>R|1|^^^GLU|<20|mg/dL||L||W||||20260701163000<CR>L|1|N<CR>') +
+        '<EOT>',
+    );
+    const out = decode(['--config', join(dir, 'labgate.yaml'), '--instrument', 'chem-1'], raw);
+    expect(out.status).toBe(0);
+    expect(out.lines[0]).toMatchObject({ kind: 'result', valueText: '<20', value: null, comparator: '<', bound: 20, status: 'preliminary', statusCode: 'W' });
   });
 
   it('reads stdin and exits 3 with a reason when a code is unmapped', () => {

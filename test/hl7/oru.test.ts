@@ -6,14 +6,14 @@ import { hematology25, lri251, mindrayBs, mindrayBsQc, radiometerAbl, statusMess
 
 const decode = (f: Hl7Fixture, payload = f.payload) => decodeHl7Message(Buffer.from(payload, 'latin1'), f.profile, hl7Options(f.options));
 const brief = (f: Hl7Fixture, payload?: string) =>
-  decode(f, payload).decoded.results.map((r) => [r.accession, r.analyteLoinc, r.resultedAt, r.valueText, r.value, r.comparator, r.unit, r.status, r.flags.join(','), r.qc]);
+  decode(f, payload).decoded.results.map((r) => [r.accession, r.analyteLoinc, r.resultedAt, r.valueText, r.value, r.comparator, r.bound, r.unit, r.status, r.flags.join(','), r.qc]);
 
 describe('ORU^R01 normalization per source', () => {
   test('Mindray BS v2.3.1: OBR-2 barcode, OBX-4 names, censored NM, per-OBX times in Vienna', () => {
     expect(brief(mindrayBs)).toEqual([
-      ['2410290017', '2345-7', '2024-10-29T07:29:55+00:00', '5.42', 5.42, null, 'mmol/L', 'final', 'N', false],
-      ['2410290017', '14682-9', '2024-10-29T07:30:03+00:00', '<18', 18, '<', 'umol/L', 'final', 'L', false],
-      ['2410290017', '2823-3', '2024-10-29T07:30:10+00:00', '6.8', 6.8, null, 'mmol/L', 'final', 'H', false],
+      ['2410290017', '2345-7', '2024-10-29T07:29:55+00:00', '5.42', 5.42, null, null, 'mmol/L', 'final', 'N', false],
+      ['2410290017', '14682-9', '2024-10-29T07:30:03+00:00', '<18', null, '<', 18, 'umol/L', 'final', 'L', false],
+      ['2410290017', '2823-3', '2024-10-29T07:30:10+00:00', '6.8', 6.8, null, null, 'mmol/L', 'final', 'H', false],
     ]);
     expect(decode(mindrayBs).decoded.rejections).toEqual([]);
   });
@@ -43,10 +43,10 @@ describe('ORU^R01 normalization per source', () => {
 
   test('v2.5.1 LRI: SPM-2 filler id, LOINC chosen by coding system, SN censored, CWE, C and X statuses, specimen OBX skipped', () => {
     expect(brief(lri251)).toEqual([
-      ['ACC-77213', '2345-7', '2024-10-29T15:05:12+00:00', '98', 98, null, 'mg/dL', 'final', '', false],
-      ['ACC-77213', '1988-5', '2024-10-29T15:06:00+00:00', '<0.5', 0.5, '<', 'mg/dL', 'correction', '', false],
-      ['ACC-77213', '5196-1', '2024-10-29T15:10:01+00:00', '260385009', null, null, null, 'final', '', false],
-      ['ACC-77213', '2951-2', '2024-10-29T15:05:12+00:00', '', null, null, null, 'cannot-be-done', '', false],
+      ['ACC-77213', '2345-7', '2024-10-29T15:05:12+00:00', '98', 98, null, null, 'mg/dL', 'final', '', false],
+      ['ACC-77213', '1988-5', '2024-10-29T15:06:00+00:00', '<0.5', null, '<', 0.5, 'mg/dL', 'correction', '', false],
+      ['ACC-77213', '5196-1', '2024-10-29T15:10:01+00:00', '260385009', null, null, null, null, 'final', '', false],
+      ['ACC-77213', '2951-2', '2024-10-29T15:05:12+00:00', '', null, null, null, null, 'cannot-be-done', '', false],
     ]);
     expect(decode(lri251).decoded.results.map((r) => r.source.equipment)).toEqual(['ATL-01', 'ATL-01', 'ATL-02', 'ATL-01']);
   });
@@ -79,7 +79,7 @@ describe('rejections instead of invented data', () => {
     ['time without minutes', 'OBX|1|NM|2|GLU|5.42|mmol/L||N|||F|||2024103108', undefined, /not precise to the minute/],
     ['unmapped code', 'OBX|1|NM|2|UREA|5.42|mmol/L||N|||F|||20241029082955', undefined, /unmapped test code 'UREA'/],
     ['unit differs from the mapping', 'OBX|1|NM|2|GLU|98|mg/dL||N|||F|||20241029082955', undefined, /unit 'mg\/dL'/],
-    ['deleted result (OBX-11 D)', 'OBX|1|NM|2|GLU|5.42|mmol/L||N|||D|||20241029082955', undefined, /status 'D' carries no result/],
+    ['a numeric (NM) value that is not a number', 'OBX|1|NM|2|GLU|5,42|mmol/L||N|||F|||20241029082955', undefined, /OBX-5 '5,42' is not a number \(OBX-2 NM\)/],
     ['no code', 'OBX|1|NM|2||5.42|mmol/L||N|||F|||20241029082955', undefined, /has no test code in OBX-4/],
   ])('%s', (_name, row, edit, reason) => {
     const payload = (edit ?? ((p: string) => p))(obx(row));
