@@ -14,10 +14,16 @@ export interface LimsEnvelope {
     instrumentId: string;
     resultedAt: string;
     valueText: string;
+    /** A number only when the analyzer sent exactly one: never for a censored value (`<0.5`). */
     value: number | null;
+    /** With `bound`, only for a censored value: `<0.5` is comparator `<`, bound 0.5. */
     comparator: string | null;
+    bound: number | null;
     unit: string | null;
+    /** final, preliminary, correction, cannot-be-done, entered-in-error, deleted or unknown (src/result.ts). */
     status: string;
+    /** The analyzer's own status letter (ASTM R.9, HL7 OBX-11), null when it sent none. */
+    statusCode: string | null;
     flags: string[];
     referenceRange: string | null;
     qc: boolean;
@@ -46,8 +52,11 @@ export function buildEnvelope(payload: ResultPayload, envelopeVersion: string, g
       valueText: r.valueText,
       value: r.value,
       comparator: r.comparator,
+      // `?? null`: a payload stored before these fields existed has neither.
+      bound: r.bound ?? null,
       unit: r.unit,
       status: r.status,
+      statusCode: r.statusCode ?? null,
       flags: [...r.flags],
       referenceRange: r.referenceRange,
       qc: r.qc,
@@ -84,5 +93,7 @@ export function limsClinicalContent(document: unknown): string | null {
   const f = r as Record<string, unknown>;
   if (typeof f.valueText !== 'string' || !Array.isArray(f.flags)) return null;
   const flags = f.flags.filter((x): x is string => typeof x === 'string').sort();
-  return JSON.stringify([f.valueText.trim(), f.value ?? null, f.comparator ?? null, f.unit ?? null, f.status ?? null, flags]);
+  // As clinicalContent: a censored value's number is its bound (documents written before `bound` held it as value).
+  const value = f.comparator === null || f.comparator === undefined ? (f.value ?? null) : null;
+  return JSON.stringify([f.valueText.trim(), value, f.comparator ?? null, f.unit ?? null, f.status ?? null, flags]);
 }

@@ -1,6 +1,7 @@
 // The central schema labgate loads into: versioned, idempotent migrations (every statement may run again on any
 // version, so `pg-migrate --print` output is safe for a DBA to apply by hand). The established columns of
-// result_load keep their names and types; labgate only adds columns and relaxes `value` to nullable.
+// result_load keep their names and types; labgate only adds columns, relaxes `value` to nullable and moves a censored
+// value's bound out of `value` (migration 3).
 import type { ClientBase } from 'pg';
 
 /** A schema name safe to interpolate (also validated by the configuration schema). */
@@ -53,6 +54,13 @@ CREATE TRIGGER result_load_audit_append_only BEFORE UPDATE OR DELETE ON ${s}.res
     `ALTER TABLE ${s}.result_load_audit DROP CONSTRAINT IF EXISTS result_load_audit_outcome_check;
 ALTER TABLE ${s}.result_load_audit ADD CONSTRAINT result_load_audit_outcome_check
   CHECK (outcome IN ('inserted', 'absorbed', 'conflict', 'corrected'));`,
+    // The analyzer's own status letter beside the normalized status, and a censored value's bound in a column of its
+    // own: value holds a number only when the analyzer sent exactly one. Rows loaded before this step held `<0.5` as
+    // value 0.5; they are moved in place, so a consumer reading only value never takes a bound for a result.
+    `ALTER TABLE ${s}.result_load
+  ADD COLUMN IF NOT EXISTS status_code TEXT,
+  ADD COLUMN IF NOT EXISTS bound       DOUBLE PRECISION;
+UPDATE ${s}.result_load SET bound = value, value = NULL WHERE comparator IS NOT NULL AND value IS NOT NULL;`,
   ];
 }
 
@@ -109,8 +117,8 @@ export function loaderGrants(schema: string, role: string): string {
   // instrument, time, record id) and first_loaded_at can never be changed; no row can be deleted.
   return `GRANT USAGE ON SCHEMA ${s} TO ${r};
 GRANT INSERT ON ${s}.result_load TO ${r};
-GRANT UPDATE (load_count, last_loaded_at, value, unit, value_text, comparator, status, flags, reference_range, source_gateway)
-  ON ${s}.result_load TO ${r};
+GRANT UPDATE (load_count, last_loaded_at, value, unit, value_text, comparator, bound, status, status_code, flags, reference_range,
+  source_gateway) ON ${s}.result_load TO ${r};
 GRANT SELECT (dedup_key, xmax, value_text, value, comparator, unit, status, flags, reference_range, source_gateway, load_count)
   ON ${s}.result_load TO ${r};
 GRANT INSERT ON ${s}.result_load_audit TO ${r};

@@ -53,10 +53,11 @@ export function batchStatement(schema: string, options: { corrections?: boolean 
   FROM ROWS FROM (unnest($1::text[]), jsonb_array_elements($2::jsonb), unnest($3::int[])) AS t(k, p, a)
 ), up AS (
   INSERT INTO ${s}.result_load AS r (dedup_key, accession, analyte_loinc, instrument_id, resulted_at, value, unit,
-    value_text, comparator, status, flags, reference_range, record_id, source_gateway, first_loaded_at, last_loaded_at)
+    value_text, comparator, bound, status, status_code, flags, reference_range, record_id, source_gateway, first_loaded_at,
+    last_loaded_at)
   SELECT dedup_key, res->>'accession', res->>'analyteLoinc', res->>'instrumentId', (res->>'resultedAt')::timestamptz,
-    (res->>'value')::float8, res->>'unit', res->>'valueText', res->>'comparator', res->>'status', res->'flags',
-    res->>'referenceRange', record_id, $4, now(), now()
+    (res->>'value')::float8, res->>'unit', res->>'valueText', res->>'comparator', (res->>'bound')::float8, res->>'status',
+    res->>'statusCode', res->'flags', res->>'referenceRange', record_id, $4, now(), now()
   FROM input
   ON CONFLICT (dedup_key) DO UPDATE SET load_count = r.load_count + 1, last_loaded_at = now()
   WHERE ${sameAsIncoming}
@@ -78,7 +79,8 @@ FROM input i LEFT JOIN up ON up.dedup_key = i.dedup_key${corrections ? ' LEFT JO
 function correctionPart(s: string): string {
   return `, fix AS (
   UPDATE ${s}.result_load r SET value = (i.res->>'value')::float8, unit = i.res->>'unit', value_text = i.res->>'valueText',
-    comparator = i.res->>'comparator', status = i.res->>'status', flags = i.res->'flags',
+    comparator = i.res->>'comparator', bound = (i.res->>'bound')::float8, status = i.res->>'status',
+    status_code = i.res->>'statusCode', flags = i.res->'flags',
     reference_range = i.res->>'referenceRange', source_gateway = $4, load_count = r.load_count + 1, last_loaded_at = now()
   FROM input i
   WHERE r.dedup_key = i.dedup_key::bpchar AND i.sup IS NOT NULL

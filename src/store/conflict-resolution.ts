@@ -9,7 +9,7 @@
 import { hash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { ResultPayload } from '../payload.js';
-import { clinicalContent, clinicalDigest } from '../result.js';
+import { clinicalContent, clinicalDigest, upgradeStoredResult, type StoredKeyedResult } from '../result.js';
 import { OUTBOX_SLOTS, outboxIdOf } from './ingest.js';
 
 /** Keep the stored version, or forward the other one as a correction. */
@@ -65,9 +65,9 @@ export class ConflictResolver {
     this.usedIds = db.prepare('SELECT id FROM outbox WHERE id BETWEEN ? AND ?').pluck();
     // Rows written before outbox ids were slots (an older database): few, on the partial index.
     this.conflictRows = db.prepare(`SELECT id, sink FROM outbox WHERE state = 'conflict' AND sink = ? AND dedup_key = ?`);
-    this.correct = db.prepare(`UPDATE results SET value_text = ?, value = ?, comparator = ?, unit = ?, status = ?, flags = ?,
-      reference_range = ?, source = ?, analyzer_code = ?, capture_id = ?, clinical_digest = ?, payload = ?, payload_sha256 = ?
-      WHERE id = ?`);
+    this.correct = db.prepare(`UPDATE results SET value_text = ?, value = ?, comparator = ?, bound = ?, unit = ?, status = ?,
+      status_code = ?, flags = ?, reference_range = ?, source = ?, analyzer_code = ?, capture_id = ?, clinical_digest = ?, payload = ?,
+      payload_sha256 = ? WHERE id = ?`);
     this.requeueWith = db.prepare(`UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, last_error = NULL,
       sent_at = NULL, updated_at = ? WHERE id = ?`);
     this.requeue = db.prepare(`UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, last_error = NULL,
@@ -95,8 +95,10 @@ export class ConflictResolver {
 
   // The incoming version replaces the stored one, then goes to every sink with a row, and every configured sink.
   private forwardIncoming(conflict: ConflictRow, now: number): string[] {
-    const incoming = JSON.parse(conflict.incoming_payload) as ResultPayload;
-    const r = incoming.result;
+    // A conflict recorded before the upgrade may hold a result in its older form (store migration 3).
+    const recorded = JSON.parse(conflict.incoming_payload) as Omit<ResultPayload, 'result'> & { result: StoredKeyedResult };
+    const r = upgradeStoredResult(recorded.result);
+    const incoming: ResultPayload = { ...recorded, result: r };
     const stored = this.resultOf.get(r.resultedAt, conflict.dedup_key) as StoredRef | undefined;
     if (stored === undefined) throw new Error(`conflict ${conflict.id} names ${conflict.dedup_key}, which is not stored`);
     const digest = clinicalDigest(r);
@@ -106,8 +108,8 @@ export class ConflictResolver {
     const payload = JSON.stringify({ ...incoming, supersedes: clinicalContent(replaced) } satisfies ResultPayload);
     // A new payload_sha256 also voids the outcome of the old version, if it is in flight now (outbox.ts).
     const sha = hash('sha256', payload);
-    this.correct.run(r.valueText, r.value, r.comparator, r.unit, r.status, JSON.stringify(r.flags), r.referenceRange,
-      JSON.stringify(r.source), r.source.analyzerCode, r.source.captureId, digest, payload, sha, stored.id);
+    this.correct.run(r.valueText, r.value, r.comparator, r.bound, r.unit, r.status, r.statusCode, JSON.stringify(r.flags),
+      r.referenceRange, JSON.stringify(r.source), r.source.analyzerCode, r.source.captureId, digest, payload, sha, stored.id);
     // QC results are kept for the record, never forwarded (ingest.ts).
     if (stored.qc === 1) return [];
     const rows = this.slotsOf(stored.id, conflict.dedup_key);

@@ -1,7 +1,7 @@
 // Opening labgate.db: the pragmas every durability rule depends on, then the numbered migrations.
 import Database from 'better-sqlite3';
 import { LabgateError } from '../errors.js';
-import { migrations } from './migrations.js';
+import { migrations, type Migration } from './migrations.js';
 
 /** Opens (creating if missing) the database at `path`, sets the durability pragmas and migrates it. */
 export function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
@@ -26,7 +26,7 @@ export function openDatabase(path: string, busyTimeoutMs: number): Database.Data
 }
 
 /** Applies pending migrations, each in its own transaction, tracked with PRAGMA user_version. */
-export function migrate(db: Database.Database, list: readonly string[]): number {
+export function migrate(db: Database.Database, list: readonly Migration[]): number {
   // The version is read inside each IMMEDIATE transaction so that two processes opening at once never apply one twice.
   const step = db.transaction((): boolean => {
     const current = db.pragma('user_version', { simple: true }) as number;
@@ -38,7 +38,9 @@ export function migrate(db: Database.Database, list: readonly string[]): number 
     }
     if (current === list.length) return false;
     try {
-      db.exec(list[current]!);
+      const migration = list[current]!;
+      if (typeof migration === 'string') db.exec(migration);
+      else migration(db);
     } catch (err) {
       throw new LabgateError('STORE_MIGRATION_FAILED', `migration ${current + 1} failed: ${(err as Error).message}`, { cause: err });
     }

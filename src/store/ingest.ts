@@ -53,8 +53,8 @@ export function validateResults(results: readonly unknown[]): { valid: KeyedResu
 export const INSERT_RESULT = `
   INSERT INTO results (dedup_key, record_id, accession, analyte_loinc, instrument_id, resulted_at, value_text, value,
     comparator, unit, status, flags, reference_range, qc, source, analyzer_code, clinical_digest,
-    capture_id, first_seen_at, last_seen_at, payload, payload_sha256)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    capture_id, first_seen_at, last_seen_at, payload, payload_sha256, status_code, bound)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (resulted_at, dedup_key) DO UPDATE SET load_count = load_count + 1, last_seen_at = excluded.last_seen_at
   WHERE results.clinical_digest = excluded.clinical_digest
   RETURNING id, load_count`;

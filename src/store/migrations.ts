@@ -1,8 +1,13 @@
 // Numbered schema migrations, tracked with PRAGMA user_version. Append only: a released migration never changes.
 // Nothing has been released yet, so migration 1 may still be edited until the first deployment.
+import type Database from 'better-sqlite3';
+import { keepStatusCodeAndBound } from './migrate-censored.js';
+
+/** SQL, or a function for a step SQL alone cannot do (it runs inside the migration's transaction). */
+export type Migration = string | ((db: Database.Database) => void);
 
 /** Migration n (1-based) is migrations[n - 1]. */
-export const migrations: readonly string[] = [
+export const migrations: readonly Migration[] = [
   /* 1: capture journal, results, outbox, conflicts, audit */ `
   CREATE TABLE captures (
     id            INTEGER PRIMARY KEY,
@@ -135,4 +140,6 @@ export const migrations: readonly string[] = [
   CREATE TRIGGER outbox_sent_delete AFTER DELETE ON outbox WHEN old.state = 'sent'
   BEGIN UPDATE outbox_sent SET n = n - 1 WHERE sink = old.sink; END;
   `,
+  /* 3: the analyzer's status letter, and a censored value's bound apart from its (now absent) value */
+  keepStatusCodeAndBound,
 ];

@@ -23,6 +23,8 @@ export interface RecentResult {
   valueText: string;
   unit: string | null;
   status: ResultStatus;
+  /** The analyzer's own status letter; null when it sent none (or the result predates store migration 3). */
+  statusCode: string | null;
   flags: string[];
   referenceRange: string | null;
   /** The analyzer's own test code the result was mapped from. */
@@ -131,6 +133,7 @@ export class StoreReads {
       valueText: r.value_text,
       unit: r.unit,
       status: r.status as ResultStatus,
+      statusCode: r.status_code,
       flags: JSON.parse(r.flags) as string[],
       referenceRange: r.reference_range,
       analyzerCode: r.analyzer_code,

@@ -28,6 +28,9 @@ export interface ResultRow {
   last_seen_at: number;
   payload: string;
   payload_sha256: string;
+  /** Migration 3: null on rows stored before it. */
+  status_code: string | null;
+  bound: number | null;
 }
 
 /** The columns of a first insert, in the order of the ingest INSERT statement; `r.source` already names the capture. */
@@ -63,6 +66,8 @@ export function resultColumns(
     now,
     payload,
     payloadSha256,
+    r.statusCode,
+    r.bound,
   ];
 }
 
@@ -76,8 +81,10 @@ export function rowToResult(row: ResultRow): KeyedResult {
     valueText: row.value_text,
     value: row.value,
     comparator: row.comparator as KeyedResult['comparator'],
+    bound: row.bound,
     unit: row.unit,
     status: row.status as KeyedResult['status'],
+    statusCode: row.status_code,
     flags: JSON.parse(row.flags) as string[],
     referenceRange: row.reference_range,
     qc: row.qc === 1,

@@ -36,4 +36,22 @@ describe('LIMS envelope', () => {
     expect(limsClinicalContent(envelopeOf(1, { valueText: '9.9', value: 9.9 }))).not.toBe(limsClinicalContent(a));
     expect(limsClinicalContent({})).toBeNull();
   });
+
+  it('carries the status letter and a censored value as comparator and bound, never as a number', () => {
+    const e = envelopeOf(1, { valueText: '<0.5', value: null, comparator: '<', bound: 0.5, status: 'preliminary', statusCode: 'W' });
+    expect(e.result).toMatchObject({ valueText: '<0.5', value: null, comparator: '<', bound: 0.5, status: 'preliminary', statusCode: 'W' });
+  });
+
+  it('reads a payload stored before bound and statusCode existed with both null', () => {
+    const payload = JSON.parse(sampleRow(1, sampleResult(1)).payload) as ResultPayload;
+    const { bound: _b, statusCode: _s, ...older } = payload.result;
+    const e = buildEnvelope({ ...payload, result: older as ResultPayload['result'] }, '1', 'gw-a');
+    expect(e.result).toMatchObject({ bound: null, statusCode: null });
+  });
+
+  it('takes a document written with `<0.5` as value 0.5 for the same content as today\'s censored result', () => {
+    const today = envelopeOf(1, { valueText: '<0.5', value: null, comparator: '<', bound: 0.5 });
+    const before = { ...today, result: { ...today.result, value: 0.5, bound: undefined } };
+    expect(limsClinicalContent(before)).toBe(limsClinicalContent(today));
+  });
 });

@@ -58,7 +58,8 @@ export function storedFields(r: StoredResult): ResultFields {
     valueText: r.valueText,
     unit: r.unit,
     flags: r.flags,
-    status: r.status,
+    // The analyzer's letter beside the normalized word: `preliminary (W)` tells a technician why it is not final.
+    status: r.statusCode === null ? r.status : `${r.status} (${r.statusCode})`,
     resultedAt: r.resultedAt,
     referenceRange: r.referenceRange,
     qc: r.qc,
@@ -87,7 +88,7 @@ export function payloadFields(json: string): ResultFields | null {
     valueText: text(r.valueText),
     unit: typeof r.unit === 'string' ? r.unit : null,
     flags: Array.isArray(r.flags) ? r.flags.map(text) : [],
-    status: text(r.status),
+    status: typeof r.statusCode === 'string' ? `${text(r.status)} (${r.statusCode})` : text(r.status),
     resultedAt: text(r.resultedAt),
     referenceRange: typeof r.referenceRange === 'string' ? r.referenceRange : null,
     qc: r.qc === true,
