@@ -115,8 +115,14 @@ export const configSchema = z.strictObject({
     id,
     dataDir: filePath.default('/var/lib/labgate'),
     http: z
-      .object({ host: z.string().default('127.0.0.1'), port: z.number().int().min(0).max(65535).default(8080), tokenFile: filePath.optional() })
-      .default({ host: '127.0.0.1', port: 8080 }),
+      .object({
+        host: z.string().default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).default(8080),
+        tokenFile: filePath.optional(),
+        /** Sockets the listener holds at once (idle ones make room for new ones); well below the unit's LimitNOFILE. */
+        maxConnections: z.number().int().min(8).max(1024).default(256),
+      })
+      .default({ host: '127.0.0.1', port: 8080, maxConnections: 256 }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
     /** Below this much free space the gateway refuses new messages (ENQ NAK, HL7 AR) instead of crashing. */
     diskFloorMb: z.number().int().min(0).default(200),

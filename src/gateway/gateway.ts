@@ -10,6 +10,7 @@ import type { Drain } from '../delivery/drain.js';
 import { createDrains } from '../delivery/drains.js';
 import { LabgateError } from '../errors.js';
 import { sinkLogger, type Logger } from '../logger.js';
+import { LogSummary } from '../log-summary.js';
 import { Metrics } from '../metrics.js';
 import type { ProcessFaults } from '../process-faults.js';
 import type { Sink } from '../sinks/sink.js';
@@ -61,6 +62,8 @@ export class Gateway {
   private retention: Retention | undefined;
   private stopping = false;
   private ready = false;
+  /** Loggers that summarize repeated lines; flushed at stop so their timers do not outlive the gateway. */
+  private readonly summaries: LogSummary[] = [];
 
   constructor(
     readonly config: Config,
@@ -144,6 +147,7 @@ export class Gateway {
     await this.web?.stop();
     await this.retention?.stop();
     this.store?.close();
+    for (const summary of this.summaries) summary.flush();
     this.deps.log.info({}, 'gateway stopped');
   }
 
@@ -206,7 +210,8 @@ export class Gateway {
       now: deps.clock.now,
       log: deps.log.child({ part: 'status-page' }),
     });
-    this.web = new WebServer({ host: http.host, port: http.port, log: deps.log.child({ part: 'http' }), guard: page.guard, routes: page.routes });
+    const log = this.summarized(deps.log.child({ part: 'http' }));
+    this.web = new WebServer({ host: http.host, port: http.port, log, guard: page.guard, routes: page.routes, limits: { max: http.maxConnections } });
     this.web.route(
       healthRoute({
         ready: () => this.ready,
@@ -220,6 +225,12 @@ export class Gateway {
     );
     this.web.route(metricsRoute(this.metrics));
     return this.web.start();
+  }
+
+  private summarized(log: Logger): LogSummary {
+    const summary = new LogSummary(log, this.deps.clock);
+    this.summaries.push(summary);
+    return summary;
   }
 
   private statusSource(store: Store): StatusSource {

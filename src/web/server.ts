@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DriverLog } from '../driver.js';
+import { ConnectionGate, type ConnectionBudget, type ConnectionCounts } from './connections.js';
 
 /** Handles one request; `url` is already parsed. A thrown error becomes a 500 and a log line. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
@@ -17,18 +18,33 @@ export interface Route {
 /** Runs before routing (the status page's token check); returns false when it has answered the request itself. */
 export type RequestGuard = (req: IncomingMessage, res: ServerResponse, url: URL) => boolean | Promise<boolean>;
 
+/** How long a request may take to arrive, and how many sockets the listener holds (see connections.ts). */
+export interface HttpLimits extends ConnectionBudget {
+  /** From a request's first byte to the end of its headers (slow-header attacks). */
+  headersMs: number;
+  /** From a request's first byte to the end of its body. */
+  requestMs: number;
+  /** An idle keep-alive connection after a response. */
+  keepAliveMs: number;
+}
+
+/** The defaults: 256 sockets is well below the service's LimitNOFILE of 4096, and far more than browsers and scrapers use. */
+export const defaultHttpLimits: HttpLimits = { max: 256, idleMs: 10_000, headersMs: 10_000, requestMs: 15_000, keepAliveMs: 5_000 };
+
 export interface WebServerOptions {
   host: string;
   port: number;
   log: DriverLog;
   routes?: Route[];
   guard?: RequestGuard;
+  limits?: Partial<HttpLimits>;
 }
 
 /** node:http with a tiny route table; `start()` listens, `stop()` closes every connection. */
 export class WebServer {
   private readonly routes: Route[];
   private server: Server | undefined;
+  private gate: ConnectionGate | undefined;
 
   constructor(private readonly options: WebServerOptions) {
     this.routes = [...(options.routes ?? [])];
@@ -41,10 +57,14 @@ export class WebServer {
 
   /** Listens; resolves with the bound address (port 0 picks a free one). Rejects with EADDRINUSE etc. */
   start(): Promise<AddressInfo> {
-    const server = createServer((req, res) => void this.handle(req, res));
-    server.requestTimeout = 15_000;
-    server.headersTimeout = 10_000;
-    server.keepAliveTimeout = 5_000;
+    const limits = { ...defaultHttpLimits, ...this.options.limits };
+    const server = createServer(
+      // The headers and request timeouts are checked every second rather than node's default 30 s.
+      { headersTimeout: limits.headersMs, requestTimeout: limits.requestMs, keepAliveTimeout: limits.keepAliveMs, connectionsCheckingInterval: 1_000 },
+      (req, res) => void this.handle(req, res),
+    );
+    this.gate = new ConnectionGate(limits, (counts) => this.options.log.warn({ ...counts, max: limits.max }, 'http connection limit reached; idle connections closed'));
+    this.gate.attach(server);
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -56,6 +76,11 @@ export class WebServer {
         resolve(address);
       });
     });
+  }
+
+  /** The listener's sockets: open now, and closed or refused for the connection limit since start. */
+  connections(): ConnectionCounts {
+    return this.gate?.counts() ?? { open: 0, evicted: 0, refused: 0 };
   }
 
   async stop(): Promise<void> {

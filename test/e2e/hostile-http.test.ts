@@ -1,8 +1,9 @@
 // `labgate run` as the service process, attacked over its HTTP listener with raw sockets: request targets that no
 // URL parser accepts answer 400 for that request alone, and an unhandled promise rejection anywhere in the
 // process is logged and counted while the instruments keep being answered.
-import { readFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mindrayBs } from '../hl7/fixtures.js';
 import { Hl7TcpSender } from './analyzers.js';
@@ -39,7 +40,7 @@ export function rawRequest(port: number, request: string, quietMs = 1_000): Prom
 }
 
 /** A gateway child with one HL7 instrument on TCP, and a sender connected to it. */
-async function rig(name: string, env: Record<string, string> = {}) {
+async function rig(name: string, env: Record<string, string> = {}, http: object = {}) {
   const s = scratch(name);
   cleanups.push(s.cleanup);
   const httpPort = await freePort();
@@ -48,13 +49,17 @@ async function rig(name: string, env: Record<string, string> = {}) {
     id: 'bs240', driver: 'hl7', timezone: 'Europe/Vienna', transport: { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port },
     mapping: mindrayBs.profile.mapping, options: mindrayBs.options,
   }];
-  const gateway = new GatewayChild(writeConfig({ dir: s.dir, httpPort, instruments }), httpPort, s.dir);
+  const file = writeConfig({ dir: s.dir, httpPort, instruments });
+  const config = JSON.parse(readFileSync(file, 'utf8')) as { gateway: { http: object } };
+  Object.assign(config.gateway.http, http);
+  writeFileSync(file, JSON.stringify(config));
+  const gateway = new GatewayChild(file, httpPort, s.dir);
   cleanups.push(() => gateway.stopIfRunning());
   await gateway.start(env);
   const sender = new Hl7TcpSender(hl7Port);
   await sender.connect();
   cleanups.push(() => sender.close());
-  return { gateway, sender, httpPort };
+  return { gateway, sender, httpPort, hl7Port };
 }
 
 /** The Mindray fixture as a new message: its own control id and accession. */
@@ -85,5 +90,31 @@ describe('labgate run under hostile HTTP requests', () => {
     expect(metrics).toMatch(/^labgate_unhandled_errors_total 1$/m);
     const line = readFileSync(gateway.log, 'utf8').split('\n').find((l) => l.includes('unhandled promise rejection'))!;
     expect(JSON.parse(line)).toMatchObject({ level: 50, err: { message: 'labgate fault: an unhandled rejection' } });
+  });
+
+  it('keeps /healthz and the instruments answering while idle connections flood the HTTP port', async () => {
+    const { gateway, sender, httpPort, hl7Port } = await rig('idle-flood', {}, { maxConnections: 64 });
+    // The unit's LimitNOFILE, scaled down: the flood below is more than every descriptor the gateway may open.
+    execFileSync('prlimit', [`--pid=${gateway.pid}`, '--nofile=200:200']);
+    const flood: Socket[] = [];
+    cleanups.push(() => flood.forEach((s) => s.destroy()));
+    for (let i = 0; i < 400; i++) {
+      const socket = createConnection(httpPort, '127.0.0.1');
+      socket.on('error', () => {});
+      flood.push(socket);
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()).once('close', () => resolve()));
+    }
+    // A raw socket, as a watchdog's probe would be: no client-side retry hides a reset connection.
+    expect(await rawRequest(httpPort, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await sender.send(message(4))).toBe('AA');
+    // A new instrument connection needs a descriptor too: the HTTP flood has not taken them all.
+    sender.close();
+    await until(async () => (await gateway.health()).body.instruments[0]?.state !== 'connected', 5_000, 'the session to end');
+    const again = new Hl7TcpSender(hl7Port);
+    cleanups.push(() => again.close());
+    await again.connect();
+    expect(await again.send(message(5))).toBe('AA');
+    expect(gateway.running).toBe(true);
+    expect(readFileSync(gateway.log, 'utf8')).toMatch(/http connection limit reached/);
   });
 });

@@ -49,7 +49,7 @@ describe('configuration validation', () => {
     expect(result.kind).toBe('ok');
     if (result.kind !== 'ok') return;
     expect(result.config.instruments[0]?.transport).toMatchObject({ kind: 'serial', baudRate: 9600, dataBits: 8, parity: 'none' });
-    expect(result.config.gateway.http).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(result.config.gateway.http).toEqual({ host: '127.0.0.1', port: 8080, maxConnections: 256 });
   });
 
   it('names the path, what was expected and what it got', () => {
