@@ -44,6 +44,7 @@ export class Metrics {
   private readonly outcomes: Counter<'sink' | 'outcome'>;
   private readonly latency: Histogram<'sink'>;
   private readonly unhandled: Counter;
+  private readonly refused: Counter<'instrument' | 'reason'>;
   /** Per sink: [epoch second, rows delivered in it], oldest first. */
   private readonly delivered = new Map<string, [number, number][]>();
   private backlogSource: () => SinkBacklog[] = () => [];
@@ -78,6 +79,12 @@ export class Metrics {
       registers: r,
     });
     this.unhandled = new Counter({ name: 'labgate_unhandled_errors_total', help: 'Promise rejections nothing handled (each a bug; logged)', registers: r });
+    this.refused = new Counter({
+      name: 'labgate_refused_connections_total',
+      help: 'Connections an instrument port refused (not-allowed: source address not on the allow-list; busy: a session is talking)',
+      labelNames: ['instrument', 'reason'],
+      registers: r,
+    });
     this.backlogGauges(r);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'labgate_' });
   }
@@ -109,6 +116,11 @@ export class Metrics {
   /** Counts one unhandled rejection (wire to ProcessFaults.onRecord). */
   unhandledError(): void {
     this.unhandled.inc();
+  }
+
+  /** Counts one connection an instrument's listening port refused. */
+  refusedConnection(instrument: string, reason: string): void {
+    this.refused.inc({ instrument, reason });
   }
 
   /** Mirrors a supervisor status (wire to SupervisorOptions.onStatus). */

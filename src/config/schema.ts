@@ -2,6 +2,7 @@
 // so the YAML can be world-readable and systemd's LoadCredential works. Objects are strict: a misspelt key
 // (`baudrate`) is reported, never silently ignored with the default taking its place.
 import { z } from 'zod';
+import { isAddressOrBlock } from '../transport/allow-list.js';
 import { isValidZone } from '../zoned-time.js';
 import { analyteMappingSchema } from './mapping.js';
 
@@ -33,6 +34,13 @@ const tcpServerTransport = z.strictObject({
   kind: z.literal('tcp-server'),
   host: z.string().default('0.0.0.0'),
   port,
+  /** Source addresses or CIDR blocks that may connect (the analyzer, its terminal server); absent: anyone. */
+  allow: z
+    .array(z.string().trim().refine(isAddressOrBlock, { message: 'expected an IP address or a CIDR block such as 10.1.2.0/24' }))
+    .min(1, 'expected at least one address; leave allow out to accept any')
+    .optional(),
+  /** Closes a session that sent nothing for this long; 0 never does (many analyzers keep one connection for days). */
+  idleTimeoutSeconds: z.number().int().min(0).default(0),
 });
 
 const tcpClientTransport = z.strictObject({

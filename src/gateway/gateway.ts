@@ -147,7 +147,7 @@ export class Gateway {
     await this.web?.stop();
     await this.retention?.stop();
     this.store?.close();
-    for (const summary of this.summaries) summary.flush();
+    for (const summary of [...this.summaries, ...this.instruments.map((i) => i.log)]) summary.flush();
     this.deps.log.info({}, 'gateway stopped');
   }
 

@@ -4,16 +4,18 @@
 import type { Config } from '../config/schema.js';
 import type { Clock, DriverEvent, IngestPort } from '../driver.js';
 import type { BoundInstrument } from '../drivers.js';
+import { LogSummary } from '../log-summary.js';
 import { instrumentLogger, type Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { endpointFor, type SerialPortFactory, type TransportEndpoint } from '../transport/endpoint.js';
 import { PortSupervisor, type PortStatus } from '../transport/supervisor.js';
 
-/** A running instrument: its supervisor and the endpoint it opens. */
+/** A running instrument: its supervisor, the endpoint it opens, and its log (flushed at stop). */
 export interface InstrumentHandle {
   id: string;
   supervisor: PortSupervisor;
   endpoint: TransportEndpoint;
+  log: LogSummary;
 }
 
 export interface InstrumentDeps {
@@ -37,7 +39,8 @@ export function superviseInstruments(config: Config, deps: InstrumentDeps): Inst
       const bound = deps.bound.get(instrument.id);
       if (!bound) throw new Error(`instrument ${instrument.id} has no bound driver`);
       const endpoint = endpointFor(instrument.transport, { createSerialPort: deps.createSerialPort });
-      const log = instrumentLogger(deps.log, instrument.id);
+      // One place for every line the instrument's runner and supervisor write: repeats under a flood are summarized.
+      const log = new LogSummary(instrumentLogger(deps.log, instrument.id), deps.clock);
       const onEvent = (event: DriverEvent): void => {
         supervisor.recordEvent(event);
         deps.metrics.driverEvent(instrument.id, event);
@@ -63,9 +66,13 @@ export function superviseInstruments(config: Config, deps: InstrumentDeps): Inst
         clock: deps.clock,
         log,
         random: deps.random,
-        ...(instrument.transport.kind === 'tcp-server' ? { waitingReason: 'waiting for the analyzer to connect' } : {}),
+        ...(instrument.transport.kind === 'tcp-server' ? { waitingReason: 'waiting for the analyzer to connect', listening: true } : {}),
         onStatus: (status: PortStatus) => deps.metrics.portStatus(status),
       });
-      return { id: instrument.id, supervisor, endpoint };
+      endpoint.onRefused?.((refusal) => {
+        supervisor.recordRefused(refusal);
+        deps.metrics.refusedConnection(instrument.id, refusal.reason);
+      });
+      return { id: instrument.id, supervisor, endpoint, log };
     });
 }

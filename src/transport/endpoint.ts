@@ -2,7 +2,9 @@
 import { SerialPort } from 'serialport';
 import type { InstrumentConfig } from '../config/schema.js';
 import { SerialTransport } from './serial.js';
-import { TcpClientEndpoint, TcpServerEndpoint } from './tcp.js';
+import { AllowList } from './allow-list.js';
+import { TcpClientEndpoint } from './tcp.js';
+import { TcpServerEndpoint, type Refusal } from './tcp-server.js';
 import type { Transport } from './transport.js';
 
 /** Opens one session at a time; `close()` releases what outlives sessions (a TCP listener). */
@@ -11,6 +13,8 @@ export interface TransportEndpoint {
   readonly description: string;
   open(signal?: AbortSignal): Promise<Transport>;
   close(): Promise<void>;
+  /** Listening endpoints report the connections they refuse (allow-list, a session already talking). */
+  onRefused?(listener: (refusal: Refusal) => void): void;
 }
 
 type SerialConfig = Extract<InstrumentConfig['transport'], { kind: 'serial' }>;
@@ -61,7 +65,12 @@ export function endpointFor(config: InstrumentConfig['transport'], deps: Endpoin
     case 'serial':
       return new SerialEndpoint(config, deps.createSerialPort);
     case 'tcp-server':
-      return new TcpServerEndpoint({ host: config.host, port: config.port });
+      return new TcpServerEndpoint({
+        host: config.host,
+        port: config.port,
+        ...(config.allow ? { allow: new AllowList(config.allow) } : {}),
+        idleMs: config.idleTimeoutSeconds * 1000,
+      });
     case 'tcp-client':
       return new TcpClientEndpoint({ host: config.host, port: config.port });
   }

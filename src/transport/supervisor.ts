@@ -24,6 +24,8 @@ export interface PortStatus {
   reconnects: number;
   /** Open attempts that failed (device missing, refused, error). */
   failedOpens: number;
+  /** Connections a listening port refused since start (allow-list, a session already talking). */
+  refusedConnections?: number;
   /** Epoch ms of the next open attempt while not connected. */
   nextAttemptAt?: number;
   /** Epoch ms of the last message committed, if any since start. */
@@ -74,6 +76,11 @@ export interface SupervisorOptions {
   policy?: ReopenPolicy;
   /** Reason shown while an open is pending (a tcp-server endpoint waits for the analyzer to connect). */
   waitingReason?: string;
+  /**
+   * The endpoint listens (tcp-server): a session's end is the peer's business (many analyzers connect once per
+   * message), so the next open follows at once; backoff is only for opens that fail (the port is taken).
+   */
+  listening?: boolean;
   /** Called after every state change and every reconnect (wire to metrics and the status page). */
   onStatus?: (status: PortStatus) => void;
 }
@@ -101,6 +108,12 @@ export class PortSupervisor {
   /** A copy of the current status. */
   snapshot(): PortStatus {
     return { ...this.status, counters: { ...this.status.counters } };
+  }
+
+  /** Counts and logs a connection the listening endpoint refused (the log is summarized under a flood). */
+  recordRefused(refusal: { peer: string; reason: string }): void {
+    this.status.refusedConnections = (this.status.refusedConnections ?? 0) + 1;
+    this.options.log.warn({ endpoint: this.options.endpoint, peer: refusal.peer, reason: refusal.reason }, 'connection refused');
   }
 
   /** Counts a driver event (wire DriverContext.onEvent here too) so the status page sees activity per instrument. */
@@ -186,7 +199,9 @@ export class PortSupervisor {
     await session.attachment?.stop().catch((err: unknown) => this.options.log.error({ err }, 'driver stop failed'));
     if (!this.running) return;
     this.set({ state: 'waiting-for-device', reason: info.reason });
-    this.schedule();
+    if (!this.options.listening) return this.schedule();
+    this.attempt = 0;
+    void this.tryOpen();
   }
 
   private schedule(): void {

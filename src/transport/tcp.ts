@@ -1,6 +1,7 @@
-// TCP transports, both ways round. Reconnecting is not done here: the PortSupervisor reopens every kind of
-// transport with the same bounded backoff, so an endpoint only knows how to produce one connection.
-import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+// The Transport over one TCP socket, and the endpoint where labgate connects to the analyzer (tcp-client).
+// Reconnecting is not done here: the PortSupervisor reopens it with bounded backoff, so an endpoint only knows how
+// to produce one connection. The listening side (tcp-server) is tcp-server.ts.
+import { createConnection, type Socket } from 'node:net';
 import type { CloseInfo, Transport } from './transport.js';
 
 /** TCP keepalive so a peer that vanished (power cut, pulled network cable) is noticed within minutes. */
@@ -12,11 +13,18 @@ export class SocketTransport implements Transport {
   private closeListeners: ((info: CloseInfo) => void)[] = [];
   private closeInfo: CloseInfo | undefined;
   private lastError: Error | undefined;
+  /** Epoch ms of the session's start or of its last byte received, whichever is later. */
+  lastDataAt: number;
 
-  constructor(private readonly socket: Socket) {
+  constructor(
+    private readonly socket: Socket,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.lastDataAt = now();
     socket.setNoDelay(true);
     socket.setKeepAlive(true, KEEPALIVE_MS);
     socket.on('data', (data: Buffer) => {
+      this.lastDataAt = this.now();
       for (const l of this.dataListeners) l(data);
     });
     socket.on('error', (err) => (this.lastError = err));
@@ -43,10 +51,15 @@ export class SocketTransport implements Transport {
   }
 
   close(): Promise<void> {
+    return this.end('closed by labgate');
+  }
+
+  /** Closes the session, telling the supervisor (and so the page) why. */
+  end(reason: string): Promise<void> {
     if (this.closeInfo) return Promise.resolve();
     return new Promise((resolve) => {
       this.socket.once('close', () => resolve());
-      this.closingReason = 'closed by labgate';
+      this.closingReason ??= reason;
       this.socket.destroy();
     });
   }
@@ -107,118 +120,12 @@ export class TcpClientEndpoint {
   async close(): Promise<void> {}
 }
 
-/**
- * labgate listens and the analyzer connects. One connection at a time per instrument: while a session is
- * open, another connection is refused (closed at once), because two senders on one link would interleave.
- */
-export class TcpServerEndpoint {
-  private server: Server | undefined;
-  private active: SocketTransport | undefined;
-  /** A connection that arrived while the supervisor was between sessions; handed to the next `open`. */
-  private queued: Socket | undefined;
-  private waiter: { resolve: (t: Transport) => void; reject: (e: Error) => void } | undefined;
-  private readonly refusedListeners: ((peer: string) => void)[] = [];
-
-  constructor(private readonly address: TcpAddress) {}
-
-  get description(): string {
-    return `tcp-listen://${this.address.host}:${this.address.port}`;
-  }
-
-  /** Starts listening; resolves with the bound address (port 0 picks a free one). */
-  listen(): Promise<AddressInfo> {
-    if (this.server) return Promise.resolve(this.server.address() as AddressInfo);
-    const server = createServer((socket) => this.accept(socket));
-    this.server = server;
-    return new Promise((resolve, reject) => {
-      let listening = false;
-      // After listening, an accept error (EMFILE) must not crash the gateway; the next connection retries.
-      server.on('error', (err) => {
-        if (listening) return;
-        this.server = undefined;
-        reject(err);
-      });
-      server.listen(this.address.port, this.address.host, () => {
-        listening = true;
-        resolve(server.address() as AddressInfo);
-      });
-    });
-  }
-
-  /** Called with the peer address when a second connection is refused. */
-  onRefused(listener: (peer: string) => void): void {
-    this.refusedListeners.push(listener);
-  }
-
-  /** Waits for the analyzer's next connection (listening first if needed). Rejects on abort or when closed. */
-  async open(signal?: AbortSignal): Promise<Transport> {
-    await this.listen();
-    if (signal?.aborted) throw abortError();
-    const queued = this.queued;
-    this.queued = undefined;
-    if (queued && !queued.destroyed) return this.session(queued);
-    if (this.waiter) throw new Error('already waiting for a connection');
-    return new Promise((resolve, reject) => {
-      const onAbort = (): void => {
-        this.waiter = undefined;
-        reject(abortError());
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiter = {
-        resolve: (t) => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(t);
-        },
-        reject: (e) => {
-          signal?.removeEventListener('abort', onAbort);
-          reject(e);
-        },
-      };
-    });
-  }
-
-  /** Stops listening and drops the current session. */
-  async close(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    this.waiter?.reject(new Error('endpoint closed'));
-    this.waiter = undefined;
-    this.queued?.destroy();
-    this.queued = undefined;
-    await this.active?.close();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  private accept(socket: Socket): void {
-    if (this.waiter && !this.active) {
-      const waiter = this.waiter;
-      this.waiter = undefined;
-      waiter.resolve(this.session(socket));
-    } else if (!this.active && !this.queued) {
-      this.queued = socket;
-      socket.once('close', () => {
-        if (this.queued === socket) this.queued = undefined;
-      });
-    } else {
-      for (const l of this.refusedListeners) l(`${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`);
-      socket.destroy();
-    }
-  }
-
-  private session(socket: Socket): SocketTransport {
-    const transport = new SocketTransport(socket);
-    this.active = transport;
-    transport.onClose(() => {
-      if (this.active === transport) this.active = undefined;
-    });
-    return transport;
-  }
-}
-
-function abortError(): Error {
+/** The error an aborted open rejects with. */
+export function abortError(): Error {
   return Object.assign(new Error('aborted'), { name: 'AbortError', code: 'ABORT_ERR' });
 }
 
-function describeError(err: Error): string {
+/** An error's code, or its message when it has none. */
+export function describeError(err: Error): string {
   return (err as NodeJS.ErrnoException).code ?? err.message;
 }

@@ -28,7 +28,7 @@ describe('endpointFor', () => {
 
   it('describes TCP endpoints', () => {
     expect(endpointFor({ kind: 'tcp-client', host: '10.0.5.20', port: 4001 }).description).toBe('tcp://10.0.5.20:4001');
-    expect(endpointFor({ kind: 'tcp-server', host: '0.0.0.0', port: 5100 }).description).toBe('tcp-listen://0.0.0.0:5100');
+    expect(endpointFor({ kind: 'tcp-server', host: '0.0.0.0', port: 5100, idleTimeoutSeconds: 0 }).description).toBe('tcp-listen://0.0.0.0:5100');
   });
 });
 

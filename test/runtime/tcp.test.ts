@@ -2,7 +2,8 @@ import { createConnection, createServer, type AddressInfo, type Server, type Soc
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock, type DriverLog } from '../../src/driver.js';
 import { PortSupervisor } from '../../src/transport/supervisor.js';
-import { TcpClientEndpoint, TcpServerEndpoint } from '../../src/transport/tcp.js';
+import { TcpClientEndpoint } from '../../src/transport/tcp.js';
+import { TcpServerEndpoint } from '../../src/transport/tcp-server.js';
 import type { CloseInfo, Transport } from '../../src/transport/transport.js';
 
 const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
@@ -59,14 +60,14 @@ describe('TcpServerEndpoint (labgate listens)', () => {
     const endpoint = new TcpServerEndpoint({ host: '127.0.0.1', port: 0 });
     cleanups.push(() => endpoint.close());
     const refused: string[] = [];
-    endpoint.onRefused((peer) => refused.push(peer));
+    endpoint.onRefused((r) => refused.push(`${r.reason} ${r.peer}`));
     const { port } = await endpoint.listen();
     const opened = endpoint.open();
     const first = await connect(port);
     const transport = await opened;
     const second = collect(await connect(port));
     await until(() => second.closed());
-    expect(refused).toHaveLength(1);
+    expect(refused).toEqual([expect.stringMatching(/^busy 127\.0\.0\.1:\d+$/)]);
     const received: string[] = [];
     transport.onData((d) => received.push(d.toString()));
     first.write('still here');

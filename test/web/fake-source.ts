@@ -38,6 +38,7 @@ export function instrument(id: string, change: Partial<InstrumentView> = {}): In
     naks: 0,
     checksumErrors: 0,
     rejected: 0,
+    refusedConnections: 0,
     ...change,
   };
 }

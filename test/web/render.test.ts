@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { instrumentLamp, overallLamp, redItems, relativeTime, sinkLamp } from '../../src/web/status/format.js';
 import { payloadFields } from '../../src/web/status/gateway-views.js';
 import { escapeHtml, html } from '../../src/web/status/html.js';
+import { instrumentsSection } from '../../src/web/status/render-status.js';
 import { fields, instrument, sink } from './fake-source.js';
 
 describe('html', () => {
@@ -51,5 +52,15 @@ describe('payloadFields', () => {
     expect(payloadFields(JSON.stringify(result))).toMatchObject({ accession: 'A1' });
     expect(payloadFields('not json')).toBeNull();
     expect(payloadFields('42')).toBeNull();
+  });
+});
+
+describe('instrument cards', () => {
+  it('show the connections a listening port refused, only when there were any', () => {
+    const base = { gatewayId: 'g', now: 0, sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] };
+    const page = instrumentsSection({ ...base, instruments: [instrument('bs240', { refusedConnections: 7 }), instrument('chem1')] }).value;
+    const [bs240 = '', chem1 = ''] = page.split('<article').slice(1);
+    expect(bs240).toMatch(/<dt>Refused connections<\/dt><dd>7<\/dd>/);
+    expect(chem1).not.toMatch(/Refused/);
   });
 });

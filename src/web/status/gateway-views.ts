@@ -25,6 +25,7 @@ export function instrumentView(p: PortStatus, today: PortStatus['counters']): In
     naks: today.naks,
     checksumErrors: today.checksumErrors,
     rejected: today.rejected,
+    refusedConnections: p.refusedConnections ?? 0,
   };
 }
 

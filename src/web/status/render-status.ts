@@ -27,7 +27,8 @@ ${i.reason ? html`<p class="reason">${i.reason}</p>` : ''}
 ${fact('Last byte', ago(i.lastByteAt, now))}${fact('Last message', ago(i.lastMessageAt, now))}
 ${i.state !== 'connected' && i.nextAttemptAt !== null ? fact('Next try', ago(i.nextAttemptAt, now)) : ''}
 ${fact('Messages today', i.messagesToday)}${fact('Results today', i.resultsToday)}
-${fact('NAKs', i.naks)}${fact('Checksum errors', i.checksumErrors)}${fact('Rejected', i.rejected)}</dl>
+${fact('NAKs', i.naks)}${fact('Checksum errors', i.checksumErrors)}${fact('Rejected', i.rejected)}
+${i.refusedConnections > 0 ? fact('Refused connections', i.refusedConnections) : ''}</dl>
 </article>`;
 }
 

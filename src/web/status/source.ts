@@ -26,6 +26,8 @@ export interface InstrumentView {
   checksumErrors: number;
   /** Results rejected today (unmapped code, bad time, ...). */
   rejected: number;
+  /** Connections a listening port refused since the gateway started (allow-list, a session already talking). */
+  refusedConnections: number;
 }
 
 /** A sink's circuit in the technician's words: delivering, paused (until nextProbeAt), or probing right now. */
