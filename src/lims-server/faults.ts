@@ -57,7 +57,7 @@ export const noFaults: LimsFaults = {
 export type Fate = 'serve' | '500' | '503' | '429' | 'hang';
 
 /** Rolls the fate of one PUT: one die, the shares laid end to end. */
-export function rollFate(f: LimsFaults, random: () => number): Fate {
+export function rollFate(f: Pick<LimsFaults, 'rate500' | 'rate503' | 'rate429' | 'rateHang'>, random: () => number): Fate {
   const x = random();
   const bands: [Fate, number][] = [
     ['500', f.rate500],
@@ -74,7 +74,7 @@ export function rollFate(f: LimsFaults, random: () => number): Fate {
 }
 
 /** Latency for one request. */
-export function latencyOf(f: LimsFaults, random: () => number): number {
+export function latencyOf(f: Pick<LimsFaults, 'latencyMs' | 'jitterMs'>, random: () => number): number {
   return f.latencyMs + (f.jitterMs > 0 ? random() * f.jitterMs : 0);
 }
 

@@ -1,13 +1,21 @@
-// Bearer tokens for the LIMS: OAuth2 client credentials (RFC 6749 4.4) or a static token from a file.
-// Secrets live only in this module's closures: never logged, never in a reason, redacted from LIMS bodies we quote.
+// Bearer tokens for the LIMS and FHIR sinks: OAuth2 client credentials (RFC 6749 4.4) with a client secret or, for
+// SMART Backend Services, with a signed JWT (client-assertion.ts); or a static token from a file.
+// Secrets live only in this module's closures: never logged, never in a reason, redacted from bodies we quote.
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Dispatcher } from 'undici';
+import { clientAssertion, signingKey, type AssertionAlgorithm } from './client-assertion.js';
 import { exchange } from './lims-http.js';
 
-/** How the sink authenticates, as configured. */
-export type LimsAuth =
+/** How a sink authenticates, as configured (the LIMS and FHIR sinks alike). */
+export type TokenAuth =
   | { kind: 'oauth2'; tokenUrl: string; clientId: string; clientSecretFile: string; scope?: string; clientAuth?: 'basic' | 'form' }
-  | { kind: 'static'; tokenFile: string };
+  | { kind: 'static'; tokenFile: string }
+  // SMART Backend Services: the client authenticates with a JWT signed by its private key (RFC 7523 private_key_jwt).
+  | { kind: 'smart-backend'; tokenUrl: string; clientId: string; privateKeyFile: string; algorithm: AssertionAlgorithm; keyId: string; scope?: string };
+
+/** The LIMS sink's name for TokenAuth. */
+export type LimsAuth = TokenAuth;
 
 /** A token, or a secret-free reason why none could be had. */
 export type TokenResult = { ok: true; token: string } | { ok: false; reason: string };
@@ -42,6 +50,8 @@ export interface TokenDeps {
   now: () => number;
   readSecret?: (path: string) => Promise<string>;
   timeoutMs: number;
+  /** A fresh JWT id per client assertion; defaults to a random UUID. */
+  jti?: () => string;
 }
 
 const readTrimmed = async (path: string): Promise<string> => (await readFile(path, 'utf8')).trim();
@@ -54,7 +64,7 @@ export function createTokenProvider(auth: LimsAuth, deps: TokenDeps): TokenProvi
     for (const s of known) if (s) out = out.split(s).join('[redacted]');
     return out;
   };
-  const fetchToken = auth.kind === 'oauth2' ? clientCredentials(auth, deps, known) : staticToken(auth, deps, known);
+  const fetchToken = auth.kind === 'static' ? staticToken(auth, deps, known) : clientCredentials(auth, deps, known);
   return { ...cachedSingleFlight(fetchToken, deps.now), redact };
 }
 
@@ -97,18 +107,24 @@ export function refreshMargin(lifetimeMs: number): number {
   return Math.min(60_000, lifetimeMs / 10);
 }
 
-function clientCredentials(auth: Extract<LimsAuth, { kind: 'oauth2' }>, deps: TokenDeps, known: Set<string>): Fetch {
+type ClientAuth = Extract<TokenAuth, { kind: 'oauth2' | 'smart-backend' }>;
+
+function clientCredentials(auth: ClientAuth, deps: TokenDeps, known: Set<string>): Fetch {
   const url = new URL(auth.tokenUrl);
+  const file = auth.kind === 'oauth2' ? auth.clientSecretFile : auth.privateKeyFile;
   return async (signal) => {
     let secret: string;
     try {
-      secret = await (deps.readSecret ?? readTrimmed)(auth.clientSecretFile);
+      secret = await (deps.readSecret ?? readTrimmed)(file);
     } catch {
-      return { ok: false, reason: `client secret file unreadable: ${auth.clientSecretFile}` };
+      return { ok: false, reason: `${auth.kind === 'oauth2' ? 'client secret' : 'private key'} file unreadable: ${file}` };
     }
     known.add(secret);
-    const { headers, form } = tokenRequest(auth, secret);
     const started = deps.now();
+    const request = auth.kind === 'oauth2' ? tokenRequest(auth, secret) : assertionRequest(auth, secret, started, deps.jti ?? randomUUID);
+    if ('reason' in request) return { ok: false, reason: request.reason };
+    known.add(request.form.get('client_assertion') ?? '');
+    const { headers, form } = request;
     const res = await exchange(deps.dispatcher, {
       origin: url.origin,
       path: url.pathname + url.search,
@@ -138,6 +154,25 @@ function tokenRequest(auth: Extract<LimsAuth, { kind: 'oauth2' }>, secret: strin
     headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
   }
   return { headers, form };
+}
+
+/** SMART Backend Services: client_credentials with `client_assertion_type` jwt-bearer and the signed assertion. */
+function assertionRequest(
+  auth: Extract<TokenAuth, { kind: 'smart-backend' }>,
+  pem: string,
+  now: number,
+  jti: () => string,
+): { headers: Record<string, string>; form: URLSearchParams } | { reason: string } {
+  const key = signingKey(pem, auth.algorithm);
+  if (!key.ok) return { reason: `${key.reason}: ${auth.privateKeyFile}` };
+  const assertion = clientAssertion(key.key, auth.algorithm, { clientId: auth.clientId, audience: auth.tokenUrl, keyId: auth.keyId, now, jti: jti() });
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+    client_assertion: assertion,
+  });
+  if (auth.scope) form.set('scope', auth.scope);
+  return { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, form };
 }
 
 function parseTokenResponse(body: string, started: number, known: Set<string>): Awaited<ReturnType<Fetch>> {
