@@ -2,6 +2,7 @@
 // so the YAML can be world-readable and systemd's LoadCredential works. Objects are strict: a misspelt key
 // (`baudrate`) is reported, never silently ignored with the default taking its place.
 import { z } from 'zod';
+import { isUcum } from '../sinks/fhir-ucum.js';
 import { isAddressOrBlock } from '../transport/allow-list.js';
 import { isValidZone } from '../zoned-time.js';
 import { analyteMappingSchema } from './mapping.js';
@@ -107,6 +108,49 @@ const limsSink = z.strictObject({
   auth: limsAuth,
 });
 
+// An absolute URI as FHIR naming systems are (`https://hospital.example/accession`, `urn:oid:1.2.3`).
+const namingSystem = z.string().trim().regex(/^[A-Za-z][A-Za-z0-9+.-]*:[^\s|]+$/, 'expected an absolute URI without spaces or `|` (https://... or urn:...)');
+
+const fhirAuth = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('none') }),
+  z.strictObject({ kind: z.literal('static'), tokenFile: filePath }),
+  z.strictObject({ kind: z.literal('oauth2'), tokenUrl: z.string().url(), clientId: z.string().min(1), clientSecretFile: filePath, scope: z.string().min(1).optional() }),
+  // SMART Backend Services: client credentials with a JWT signed by the gateway's private key (private_key_jwt).
+  z.strictObject({
+    kind: z.literal('smart-backend'),
+    tokenUrl: z.string().url(),
+    clientId: z.string().min(1),
+    privateKeyFile: filePath,
+    algorithm: z.enum(['ES384', 'RS384']).default('ES384'),
+    keyId: z.string().min(1),
+    scope: z.string().min(1).default('system/Observation.write'),
+  }),
+]);
+
+const fhirSink = z.strictObject({
+  enabled: z.boolean().default(true),
+  /** The FHIR base URL, e.g. https://fhir.hospital.example/fhir/R4. */
+  baseUrl: z.string().url(),
+  createMode: z.enum(['auto', 'conditional-create', 'update-as-create']).default('auto'),
+  identifierSystem: namingSystem.default('urn:labgate:dedup-key'),
+  specimenSystem: namingSystem.default('urn:labgate:accession'),
+  deviceSystem: namingSystem.default('urn:labgate:instrument'),
+  analyzerCodeSystem: namingSystem.default('urn:labgate:test-code'),
+  ucumUnits: z.record(z.string(), z.string().refine(isUcum, { message: 'expected a UCUM code (case-sensitive, e.g. 10*3/uL)' })).default({}),
+  qc: z.boolean().default(false),
+  batchSize: z.number().int().min(1).max(1_000).default(50),
+  connections: z.number().int().min(1).max(16).default(4),
+  caFile: filePath.optional(),
+  timeouts: z
+    .object({
+      connectMs: z.number().int().positive().default(5_000),
+      headersMs: z.number().int().positive().default(30_000),
+      bodyMs: z.number().int().positive().default(30_000),
+    })
+    .default({ connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 }),
+  auth: fhirAuth,
+});
+
 const deliverySchema = z.strictObject({
   backoff: z
     .object({ baseMs: z.number().int().positive().default(1_000), capMs: z.number().int().positive().default(300_000) })
@@ -139,7 +183,7 @@ export const configSchema = z.strictObject({
       .default({ resultsDays: 30, auditDays: 365 }),
   }),
   instruments: z.array(instrumentSchema).default([]),
-  sinks: z.strictObject({ postgres: postgresSink.optional(), lims: limsSink.optional() }).default({}),
+  sinks: z.strictObject({ postgres: postgresSink.optional(), lims: limsSink.optional(), fhir: fhirSink.optional() }).default({}),
   delivery: deliverySchema.default({ backoff: { baseMs: 1_000, capMs: 300_000 }, probeIntervalMs: 15_000, inFlight: 2 }),
   alerts: z
     .object({ backlog: z.number().int().min(1).default(10_000), oldestAgeMinutes: z.number().int().min(1).default(60) })
@@ -150,4 +194,5 @@ export type Config = z.infer<typeof configSchema>;
 export type InstrumentConfig = z.infer<typeof instrumentSchema>;
 export type PostgresSinkConfig = z.infer<typeof postgresSink>;
 export type LimsSinkConfig = z.infer<typeof limsSink>;
+export type FhirSinkConfig = z.infer<typeof fhirSink>;
 export type DeliveryConfig = z.infer<typeof deliverySchema>;

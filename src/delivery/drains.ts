@@ -6,7 +6,7 @@ import { Drain, type DrainLog, type DrainOptions, type DrainOutbox, type DrainPo
 
 /** The pacing of one sink's drain: the `delivery` section plus the sink's own batch size. */
 export function drainPolicy(config: Config, sink: string): DrainPolicy {
-  const section = sink === 'postgres' ? config.sinks.postgres : sink === 'lims' ? config.sinks.lims : undefined;
+  const section = sink === 'postgres' || sink === 'lims' || sink === 'fhir' ? config.sinks[sink] : undefined;
   return {
     backoff: config.delivery.backoff,
     probeIntervalMs: config.delivery.probeIntervalMs,

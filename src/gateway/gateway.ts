@@ -28,7 +28,7 @@ import { reprocessCapture } from './reprocess.js';
 import { recordDeliveryMetrics } from './delivery-metrics.js';
 import { createIngestPort } from './ingest-port.js';
 import { superviseInstruments, type InstrumentHandle } from './instruments.js';
-import { buildSinks, enabledSinkNames } from './sinks.js';
+import { buildSinks, enabledSinkNames, qcSinkNames } from './sinks.js';
 
 /** What the composition root injects (tests and the demo replace the serial ports, sinks and disk probe). */
 export interface GatewayDeps {
@@ -91,7 +91,7 @@ export class Gateway {
     }
     this.bound = bound.instruments;
     const sinkNames = deps.sinks ? deps.sinks.map((s) => s.name) : enabledSinkNames(config);
-    const store = openStore({ dataDir: config.gateway.dataDir, sinks: sinkNames, now: deps.clock.now });
+    const store = openStore({ dataDir: config.gateway.dataDir, sinks: sinkNames, qcSinks: qcSinkNames(config), now: deps.clock.now });
     this.store = store;
     store.outbox.resetInFlight();
     this.startDrains(store);

@@ -1,16 +1,23 @@
 // The configured sinks, built from the `sinks` section. Secrets are read from files here, never from the YAML.
 import type { Config } from '../config/schema.js';
 import { sinkLogger, type Logger } from '../logger.js';
+import { createFhirSink } from '../sinks/fhir.js';
 import { createLimsSink } from '../sinks/lims.js';
 import { createPostgresSink } from '../sinks/postgres.js';
 import type { Sink } from '../sinks/sink.js';
 
-/** Names of the enabled sinks, in a fixed order (postgres, lims): each new result gets one outbox row per name. */
+/** Names of the enabled sinks, in a fixed order (postgres, lims, fhir): each new result gets one outbox row per name. */
 export function enabledSinkNames(config: Config): string[] {
   const names: string[] = [];
   if (config.sinks.postgres && config.sinks.postgres.enabled) names.push('postgres');
   if (config.sinks.lims && config.sinks.lims.enabled) names.push('lims');
+  if (config.sinks.fhir && config.sinks.fhir.enabled) names.push('fhir');
   return names;
+}
+
+/** Names of the enabled sinks that also take quality-control results (the others never see one). */
+export function qcSinkNames(config: Config): string[] {
+  return config.sinks.fhir?.enabled && config.sinks.fhir.qc ? ['fhir'] : [];
 }
 
 /** Builds every enabled sink. */
@@ -28,5 +35,7 @@ export function buildSinks(config: Config, deps: { log: Logger; now: () => numbe
       createLimsSink(limsConfig, { now: deps.now, log: sinkLogger(deps.log, 'lims'), gatewayId: config.gateway.id }),
     );
   }
+  const fhirConfig = config.sinks.fhir;
+  if (fhirConfig && fhirConfig.enabled) sinks.push(createFhirSink(fhirConfig, { now: deps.now, log: sinkLogger(deps.log, 'fhir') }));
   return sinks;
 }

@@ -56,6 +56,7 @@ export class ConflictResolver {
   constructor(
     db: Database.Database,
     private readonly sinks: readonly string[],
+    private readonly qcSinks: readonly string[] = [],
   ) {
     this.find = db.prepare('SELECT id, dedup_key, origin, stored_payload, incoming_payload, resolution FROM conflicts WHERE id = ?');
     this.mark = db.prepare('UPDATE conflicts SET resolution = ?, resolved_by = ?, resolved_at = ? WHERE id = ? AND resolution IS NULL');
@@ -110,13 +111,13 @@ export class ConflictResolver {
     const sha = hash('sha256', payload);
     this.correct.run(r.valueText, r.value, r.comparator, r.bound, r.unit, r.status, r.statusCode, JSON.stringify(r.flags),
       r.referenceRange, JSON.stringify(r.source), r.source.analyzerCode, r.source.captureId, digest, payload, sha, stored.id);
-    // QC results are kept for the record, never forwarded (ingest.ts).
-    if (stored.qc === 1) return [];
-    const rows = this.slotsOf(stored.id, conflict.dedup_key);
+    // QC results are kept for the record, forwarded only to the sinks that take them (ingest.ts).
+    const takes = (sink: string): boolean => stored.qc !== 1 || this.qcSinks.includes(sink);
+    const rows = this.slotsOf(stored.id, conflict.dedup_key).filter((row) => takes(row.sink));
     for (const row of rows) this.requeueWith.run(now, now, row.id);
     const queued = rows.map((row) => row.sink);
     for (const sink of this.sinks) {
-      if (queued.includes(sink)) continue;
+      if (queued.includes(sink) || !takes(sink)) continue;
       this.insertRow.run(this.freeSlot(stored.id), sink, conflict.dedup_key, now, now, now);
       queued.push(sink);
     }

@@ -136,12 +136,22 @@ export class ResultWriter {
   private readonly storedDigest: Database.Statement;
   private readonly insertAudit: RowsStatements;
   private readonly slots: number;
+  /** The slots of the sinks that take quality-control results. */
+  private readonly qcSlots: number[];
+  private readonly insertQcRow: Database.Statement;
 
-  constructor(db: Database.Database, sinks: readonly string[]) {
+  constructor(
+    db: Database.Database,
+    private readonly sinks: readonly string[],
+    qcSinks: readonly string[] = [],
+  ) {
     if (sinks.length > OUTBOX_SLOTS) throw new RangeError(`at most ${OUTBOX_SLOTS} sinks, got ${sinks.length}`);
     this.insertResult = db.prepare(INSERT_RESULT);
     this.insertNewResult = db.prepare(INSERT_NEW_RESULT);
     this.slots = sinks.length;
+    this.qcSlots = sinks.flatMap((sink, slot) => (qcSinks.includes(sink) ? [slot] : []));
+    this.insertQcRow = db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, created_at, updated_at)
+      VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
     this.insertOutbox = sinks.length > 0 ? new RowsStatements(db, (n) => insertOutboxSql(sinks, n), 5 * sinks.length) : null;
     // A repeated identical conflicting replay is the same conflict seen again, not a new one.
     this.recordConflict = db.prepare(
@@ -196,9 +206,12 @@ export class ResultWriter {
       this.conflict(payload, json, digest, ctx, this.recordConflict);
       fate = 'conflict';
     } else if (row.load_count === 1) {
-      // QC results are kept for the record but are not patient results: never forwarded.
+      // QC results are kept for the record but are not patient results: forwarded only to a sink that takes them.
       if (!result.qc) {
         for (let slot = 0; slot < this.slots; slot++) rows.outbox.push(outboxIdOf(row.id, slot), key, ctx.now, ctx.now, ctx.now);
+      } else {
+        // Rare, and for a subset of the sinks: a row at a time rather than a multi-row statement per subset.
+        for (const slot of this.qcSlots) this.insertQcRow.run(outboxIdOf(row.id, slot), this.sinks[slot], key, ctx.now, ctx.now, ctx.now);
       }
       fate = 'inserted';
     } else {

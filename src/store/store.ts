@@ -34,6 +34,8 @@ export interface StoreOptions {
   dataDir: string;
   /** Names of the configured sinks; each first-inserted patient result gets one outbox row per sink. */
   sinks: readonly string[];
+  /** Those of `sinks` that also take quality-control results (tagged by the sink); the others never get one. */
+  qcSinks?: readonly string[];
   now: () => number;
   /** False for operator commands (status, dead-letter) that open the database beside a running gateway. Default true. */
   lock?: boolean;
@@ -86,7 +88,7 @@ export class Store {
   ) {
     this.outbox = new Outbox(db, options.now);
     this.journal = new CaptureJournal(db);
-    this.writer = new ResultWriter(db, options.sinks);
+    this.writer = new ResultWriter(db, options.sinks, options.qcSinks);
     this.reads = new StoreReads(db);
     this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) =>
       this.commitMessage(capture, rawSha256, valid, rejections, now),
@@ -94,7 +96,7 @@ export class Store {
     this.reprocessTx = db.transaction((captureId, valid, rejections, actor, now) =>
       this.commitReprocess(captureId, valid, rejections, actor, now),
     );
-    const resolver = new ConflictResolver(db, options.sinks);
+    const resolver = new ConflictResolver(db, options.sinks, options.qcSinks);
     this.resolveTx = db.transaction((id, choice, actor, now) => resolver.resolve(id, choice, actor, now));
   }
 

@@ -109,3 +109,26 @@ describe('the client assertion', () => {
     expect(signingKey(pem, 'ES384')).toMatchObject({ ok: true });
   });
 });
+
+describe('labgate fhir-jwks', () => {
+  it('prints the public JWKS of the configured key, never the private part', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { PassThrough } = await import('node:stream');
+    const { main } = await import('../../src/cli.js');
+    const dir = mkdtempSync(join(tmpdir(), 'labgate-jwks-'));
+    const { pem, jwk } = keyPair('RS384', 'gw1-2026');
+    writeFileSync(join(dir, 'key.pem'), pem, { mode: 0o600 });
+    const auth = { kind: 'smart-backend', tokenUrl: 'https://ehr.example/token', clientId: 'gw1', privateKeyFile: join(dir, 'key.pem'), algorithm: 'RS384', keyId: 'gw1-2026' };
+    writeFileSync(join(dir, 'labgate.yaml'), JSON.stringify({ gateway: { id: 'gw1', dataDir: dir }, sinks: { fhir: { baseUrl: 'https://ehr.example/fhir', auth } } }));
+    const stdout = new PassThrough();
+    let out = '';
+    stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await main(['fhir-jwks', '--config', join(dir, 'labgate.yaml')], { stdout, stderr: new PassThrough(), stdin: new PassThrough(), env: {} });
+    expect(code).toBe(0);
+    const jwks = JSON.parse(out) as { keys: Record<string, unknown>[] };
+    expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'RSA', n: jwk.n, e: jwk.e, kid: 'gw1-2026', alg: 'RS384' })]);
+    expect(jwks.keys[0]).not.toHaveProperty('d');
+  });
+});
