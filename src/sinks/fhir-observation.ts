@@ -114,7 +114,9 @@ function fhirCode(text: string): string {
 function unitCode(unit: string | null, overrides: Readonly<Record<string, string>>): string | null {
   const text = unit?.trim() ?? '';
   if (!text) return null;
-  return overrides[text] ?? (isUcum(text) ? text : null);
+  // Own keys only: a unit spelt `toString` is not the object's method.
+  if (Object.hasOwn(overrides, text)) return overrides[text]!;
+  return isUcum(text) ? text : null;
 }
 
 function quantity(unit: string | null, ucum: string | null): FhirQuantity {

@@ -94,7 +94,7 @@ const result = fc.record({
   valueText: text,
   value: fc.option(fc.double({ noNaN: true, noDefaultInfinity: true }), { nil: null }),
   comparator: fc.option(fc.constantFrom(...comparators), { nil: null }),
-  unit: fc.option(fc.oneof(fc.constantFrom('mmol/L', 'x10^3/uL', '%', '10*9/L', 'mg/dL', '', ' '), text), { nil: null }),
+  unit: fc.option(fc.oneof(fc.constantFrom('mmol/L', 'x10^3/uL', '%', '10*9/L', 'mg/dL', '', ' ', 'toString', '__proto__'), text), { nil: null }),
   status: fc.constantFrom(...resultStatuses),
   flags: fc.array(fc.oneof(fc.constantFrom('H', 'L', 'HH', 'N', 'A', '<', 'W'), text), { maxLength: 3 }),
   referenceRange: fc.option(fc.oneof(fc.constantFrom('3.5-5.1', '-1 - 1', '< 5', '0.5 to 2'), text), { nil: null }),
