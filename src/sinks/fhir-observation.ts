@@ -3,7 +3,7 @@
 // the analyzer said: a unit that is not UCUM is never given a UCUM code, a flag that is not an HL7 v3
 // ObservationInterpretation code travels as text, a censored value is a comparator and its bound, never a number.
 import type { ResultPayload } from '../payload.js';
-import type { ResultStatus } from '../result.js';
+import { upgradeStoredResult, type KeyedResult, type ResultStatus } from '../result.js';
 import { isUcum } from './fhir-ucum.js';
 
 /** The naming systems of an Observation (the `sinks.fhir` keys of the same names). */
@@ -57,12 +57,17 @@ const LOINC = 'http://loinc.org';
 const V3_INTERPRETATION = 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation';
 const LABORATORY = { system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'laboratory', display: 'Laboratory' };
 
-/** R4 observation-status for each normalized status (a correction replaces a final result: `corrected`). */
+/** R4 observation-status for each normalized status; the analyzer's own letter travels beside it (extension). */
 export const observationStatus = {
   final: 'final',
   preliminary: 'preliminary',
+  // A correction replaces a final result (HL7 C, and A "amended", which R4 puts above `corrected`).
   correction: 'corrected',
   'cannot-be-done': 'cancelled',
+  'entered-in-error': 'entered-in-error',
+  // HL7 D deletes an earlier result; R4 has no "deleted": the record should never have existed, the letter says D.
+  deleted: 'entered-in-error',
+  unknown: 'unknown',
 } as const satisfies Record<ResultStatus, string>;
 
 // v3 ObservationInterpretation codes an analyzer flag (ASTM R.7, HL7 OBX-8 table 0078) can be, as they are spelt.
@@ -70,9 +75,10 @@ const INTERPRETATIONS = new Set(['<', '>', 'A', 'AA', 'AC', 'B', 'CAR', 'Carrier
 
 /** The Observation for a stored payload. */
 export function toObservation(payload: ResultPayload, o: ObservationOptions): FhirObservation {
-  const r = payload.result;
+  // A payload stored before `bound` and `statusCode` existed reads as today's result.
+  const r = upgradeStoredResult(payload.result);
   const ucum = unitCode(r.unit, o.ucumUnits);
-  const raw = fhirCode((r as { statusCode?: string | null }).statusCode ?? '');
+  const raw = fhirCode(r.statusCode ?? '');
   const analyzerCode = fhirCode(r.source.analyzerCode);
   const accession = fhirString(r.accession) || '(none)';
   return {
@@ -125,11 +131,10 @@ function quantity(unit: string | null, ucum: string | null): FhirQuantity {
 
 type Valued = Pick<FhirObservation, 'valueQuantity' | 'valueString'>;
 
-function value(r: ResultPayload['result'], ucum: string | null): Valued {
+function value(r: KeyedResult, ucum: string | null): Valued {
   const numeric = !r.unit?.trim() || ucum !== null;
   // A censored value (`<0.5`) is its comparator and bound (R4 Quantity.comparator), never a plain number.
-  const bound = r.comparator !== null ? ((r as { bound?: number | null }).bound ?? r.value) : null;
-  if (r.comparator !== null && bound !== null && numeric) return { valueQuantity: { value: bound, comparator: r.comparator, ...quantity(r.unit, ucum) } };
+  if (r.comparator !== null && r.bound !== null && numeric) return { valueQuantity: { value: r.bound, comparator: r.comparator, ...quantity(r.unit, ucum) } };
   if (r.comparator === null && r.value !== null && numeric) return { valueQuantity: { value: r.value, ...quantity(r.unit, ucum) } };
   const text = [fhirString(r.valueText), fhirString(r.unit ?? '')].filter(Boolean).join(' ');
   // R4 strings must not be empty: a result with no value at all (cannot be done) carries none.

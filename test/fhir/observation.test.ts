@@ -27,6 +27,7 @@ describe('result → Observation', () => {
     const o = valid(observe({}));
     expect(o).toEqual({
       resourceType: 'Observation',
+      extension: [{ url: 'urn:labgate:fhir:extension:analyzer-result-status', valueCode: 'F' }],
       identifier: [{ system: 'urn:labgate:dedup-key', value: expect.stringMatching(/^[0-9a-f]{64}$/) }],
       status: 'final',
       category: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'laboratory', display: 'Laboratory' }] }],
@@ -47,7 +48,7 @@ describe('result → Observation', () => {
   });
 
   it('a censored value is its comparator and bound, never a plain number', () => {
-    const o = valid(observe({ valueText: '<0.5', value: 0.5, comparator: '<' }));
+    const o = valid(observe({ valueText: '<0.5', value: null, comparator: '<', bound: 0.5 }));
     expect(o.valueQuantity).toEqual({ value: 0.5, comparator: '<', unit: 'mmol/L', system: 'http://unitsofmeasure.org', code: 'mmol/L' });
   });
 
@@ -81,9 +82,16 @@ describe('result → Observation', () => {
   });
 
   it('the analyzer\'s own status letter is kept in an extension when the result has one', () => {
-    const withCode = { ...sampleResult(1), statusCode: 'F' } as KeyedResultInput;
-    const payload = buildPayload(withCode as never, { receivedAt: 0, rawSha256: 'a'.repeat(64) });
-    expect(valid(toObservation(payload, options)).extension).toEqual([{ url: ANALYZER_STATUS_EXTENSION, valueCode: 'F' }]);
+    expect(valid(observe({ status: 'deleted', statusCode: 'D' }))).toMatchObject({ status: 'entered-in-error', extension: [{ url: ANALYZER_STATUS_EXTENSION, valueCode: 'D' }] });
+    expect(valid(observe({ statusCode: null })).extension).toBeUndefined();
+  });
+
+  it('a payload stored before bound and statusCode existed (`<0.5` with value 0.5) is still a censored quantity', () => {
+    const old = { ...sampleResult(1), valueText: '<0.5', value: 0.5, comparator: '<' } as Record<string, unknown>;
+    delete old.bound;
+    delete old.statusCode;
+    const payload = { ...buildPayload(keyedResultSchema.parse(sampleResult(1)), { receivedAt: 0, rawSha256: 'a'.repeat(64) }), result: old };
+    expect(valid(toObservation(payload as never, options)).valueQuantity).toMatchObject({ value: 0.5, comparator: '<' });
   });
 });
 
@@ -94,6 +102,7 @@ const result = fc.record({
   valueText: text,
   value: fc.option(fc.double({ noNaN: true, noDefaultInfinity: true }), { nil: null }),
   comparator: fc.option(fc.constantFrom(...comparators), { nil: null }),
+  statusCode: fc.option(text, { nil: null }),
   unit: fc.option(fc.oneof(fc.constantFrom('mmol/L', 'x10^3/uL', '%', '10*9/L', 'mg/dL', '', ' ', 'toString', '__proto__'), text), { nil: null }),
   status: fc.constantFrom(...resultStatuses),
   flags: fc.array(fc.oneof(fc.constantFrom('H', 'L', 'HH', 'N', 'A', '<', 'W'), text), { maxLength: 3 }),
@@ -104,7 +113,8 @@ const result = fc.record({
 it('property: any result a driver may produce becomes a valid R4 Observation', () => {
   fc.assert(
     fc.property(result, (r) => {
-      const parsed = keyedResultSchema.safeParse(sampleResult(1, { ...r, value: r.comparator ? null : r.value, source: { gatewayId: 'gw', driver: 'astm', analyzerCode: r.analyzerCode, captureId: 1 } }));
+      const censored = r.comparator !== null;
+      const parsed = keyedResultSchema.safeParse(sampleResult(1, { ...r, value: censored ? null : r.value, bound: censored ? (r.value ?? 1) : null, source: { gatewayId: 'gw', driver: 'astm', analyzerCode: r.analyzerCode, captureId: 1 } }));
       if (!parsed.success) return;
       const o = toObservation(buildPayload(parsed.data, { receivedAt: 0, rawSha256: 'a'.repeat(64) }), options);
       expect(validateR4(o), JSON.stringify(o)).toEqual([]);
