@@ -6,6 +6,7 @@ export type LabgateErrorCode =
   | 'CONFIG_UNREADABLE'
   | 'DATA_DIR_LOCKED'
   | 'STORE_MIGRATION_FAILED'
+  | 'STORE_SCHEMA_NEWER'
   | 'STORE_UNAVAILABLE'
   | 'USAGE';
 

@@ -1,4 +1,5 @@
 // Opening labgate.db: the pragmas every durability rule depends on, then the numbered migrations.
+import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { LabgateError } from '../errors.js';
 import { migrations, type Migration } from './migrations.js';
@@ -7,6 +8,9 @@ import { migrations, type Migration } from './migrations.js';
 export function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
   const db = new Database(path, { timeout: busyTimeoutMs });
   try {
+    // Before any pragma: an older labgate leaves a newer store byte for byte as it found it.
+    const found = db.pragma('user_version', { simple: true }) as number;
+    if (found > migrations.length) throw newerSchema(found, migrations.length);
     // Only takes effect before the first table exists; retention relies on incremental vacuum later.
     db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
@@ -30,12 +34,7 @@ export function migrate(db: Database.Database, list: readonly Migration[]): numb
   // The version is read inside each IMMEDIATE transaction so that two processes opening at once never apply one twice.
   const step = db.transaction((): boolean => {
     const current = db.pragma('user_version', { simple: true }) as number;
-    if (current > list.length) {
-      throw new LabgateError(
-        'STORE_MIGRATION_FAILED',
-        `database schema version ${current} is newer than this labgate (${list.length}); run a newer labgate`,
-      );
-    }
+    if (current > list.length) throw newerSchema(current, list.length);
     if (current === list.length) return false;
     try {
       const migration = list[current]!;
@@ -51,6 +50,33 @@ export function migrate(db: Database.Database, list: readonly Migration[]): numb
     // one migration per transaction
   }
   return list.length;
+}
+
+/** The highest store schema this labgate reads: the number of its migrations. */
+export const STORE_SCHEMA = migrations.length;
+
+/**
+ * The schema version of the store at `path` read without changing anything, or null when there is no store yet.
+ * The installer asks this before switching releases, so a release that would refuse the store is never started.
+ */
+export function readStoreSchema(path: string): number | null {
+  if (!existsSync(path)) return null;
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return db.pragma('user_version', { simple: true }) as number;
+  } finally {
+    db.close();
+  }
+}
+
+// A migration is one-way: an older labgate reading a newer store could misread columns it does not know or break
+// rules a later migration added (a trigger, a constraint), so it refuses the store whole, before any write.
+function newerSchema(found: number, reads: number): LabgateError {
+  return new LabgateError(
+    'STORE_SCHEMA_NEWER',
+    `labgate.db has store schema ${found}, and this labgate reads schema ${reads} at most: a newer labgate has migrated it. ` +
+      'Run a labgate that reads it (a migration is never undone; see "Rolling back" in the README)',
+  );
 }
 
 // Migration 1 changed before the first release (the payload moved from the outbox to results): a database made by an

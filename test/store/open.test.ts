@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isLabgateError } from '../../src/errors.js';
-import { migrate } from '../../src/store/database.js';
+import { STORE_SCHEMA, migrate, readStoreSchema } from '../../src/store/database.js';
 import { migrations } from '../../src/store/migrations.js';
 import { message, result, scratchPerTest } from './store-fixtures.js';
 
@@ -28,15 +29,33 @@ describe('openStore', () => {
     expect(again.counts()).toMatchObject({ results: 1, capturesAccepted: 1 });
   });
 
-  it('refuses a database written by a newer labgate', () => {
+  it('refuses a database written by a newer labgate, naming both schemas, and writes nothing to it', () => {
     const s = fresh();
     s.open().close();
-    const db = new Database(join(s.dataDir, 'labgate.db'));
+    const path = join(s.dataDir, 'labgate.db');
+    const db = new Database(path);
+    db.exec('CREATE TABLE added_by_a_newer_labgate (x)');
     db.pragma(`user_version = ${migrations.length + 1}`);
     db.close();
-    expect(() => s.open()).toThrow(expect.objectContaining({ code: 'STORE_MIGRATION_FAILED' }));
+    const before = readFileSync(path);
+    expect(() => s.open()).toThrow(expect.objectContaining({ code: 'STORE_SCHEMA_NEWER' }));
     // The refused open released the writer lock.
-    expect(() => s.open({ lock: true }).close()).toThrow(/newer/);
+    expect(() => s.open({ lock: true }).close()).toThrow(
+      `labgate.db has store schema ${migrations.length + 1}, and this labgate reads schema ${migrations.length} at most`,
+    );
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(readStoreSchema(path)).toBe(migrations.length + 1);
+  });
+
+  it('reads the schema of a store without changing it, and null where there is none', () => {
+    const s = fresh();
+    const path = join(s.dataDir, 'labgate.db');
+    expect(readStoreSchema(path)).toBeNull();
+    s.open().close();
+    const before = readFileSync(path);
+    expect(readStoreSchema(path)).toBe(STORE_SCHEMA);
+    expect(STORE_SCHEMA).toBe(migrations.length);
+    expect(readFileSync(path).equals(before)).toBe(true);
   });
 
   it('applies each migration in its own transaction and keeps the version of the last one that succeeded', () => {
