@@ -2,6 +2,8 @@
 # CI: the systemd unit and the installer (issue 7). Runs as root in a container without a running systemd:
 #   1. systemd/install.sh into a throwaway root (DESTDIR) from the checkout; then from a tarball made with --pack,
 #      twice: the second run changes nothing and keeps an edited config; the installed CLI validates the example.
+#      (Upgrades, rollbacks and refused tarballs run in test/runtime/install*.test.ts, under a fake systemctl: there
+#      is no PID 1 systemd here.)
 #   2. `systemd-analyze verify` on the installed unit: no output at all (warnings such as an unknown key fail too).
 #   3. `systemd-analyze security --offline=true`: overall exposure 2.0 or lower.
 #   4. node inside an approximation of the unit's sandbox (there is no PID 1 systemd here to run the unit):
@@ -29,36 +31,41 @@ root="$work/root"
 fail() { echo "systemd-check: $*" >&2; exit 1; }
 # Every installed file with its mode and content hash (the app tree by hash of its listing, for speed).
 listing() {
-  (cd "$1" && find . -path ./opt/labgate -prune -o -print0 | sort -z | xargs -0 stat -c '%n %a %F' &&
+  (cd "$1" && find . -path ./opt/labgate/releases -prune -o -print0 | sort -z | xargs -0 stat -c '%n %a %F %N' &&
     find etc usr -type f -print0 | sort -z | xargs -0 sha256sum &&
-    find opt/labgate -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum)
+    find opt/labgate/releases -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum)
 }
 
 echo "== installer into a throwaway root, from this checkout"
 systemd/install.sh --destdir "$root" --no-system
-for f in opt/labgate/bin/labgate.js opt/labgate/dist/src/cli.js etc/labgate/labgate.yaml etc/labgate/labgate.example.yaml \
+for f in opt/labgate/current/bin/labgate.js opt/labgate/current/dist/src/cli.js etc/labgate/labgate.yaml etc/labgate/labgate.example.yaml \
   etc/systemd/system/labgate.service etc/udev/rules.d/99-labgate-serial.rules usr/local/bin/labgate; do
   [ -e "$root/$f" ] || [ -L "$root/$f" ] || fail "missing $f"
 done
 [ "$(stat -c %a "$root/etc/labgate")" = 750 ] || fail "/etc/labgate should be 0750"
 [ "$(stat -c %a "$root/etc/labgate/credentials")" = 700 ] || fail "/etc/labgate/credentials should be 0700"
 [ "$(stat -c %a "$root/etc/labgate/labgate.yaml")" = 640 ] || fail "labgate.yaml should be 0640"
-[ ! -e "$root/opt/labgate/node_modules/typescript" ] || fail "dev dependencies were installed"
-node "$root/opt/labgate/bin/labgate.js" check-config --config "$root/etc/labgate/labgate.yaml"
+[ ! -e "$root/opt/labgate/current/node_modules/typescript" ] || fail "dev dependencies were installed"
+grep -q '^ExecStart=/usr/bin/node /opt/labgate/current/bin/labgate.js ' "$root/etc/systemd/system/labgate.service" ||
+  fail "the unit does not run /opt/labgate/current"
+node "$root/opt/labgate/current/bin/labgate.js" check-config --config "$root/etc/labgate/labgate.yaml"
 
 # A tarball is a frozen source, so two installs from it must leave byte-identical roots (the checkout's dist/
 # may be rebuilt meanwhile).
 echo "== installer from a packed tarball, twice (idempotent; keeps the lab's config)"
-systemd/install.sh --pack "$work/labgate.tar.gz"
+systemd/install.sh --pack "$work/packs"
+tarball="$(ls "$work"/packs/labgate-*.tar.gz)"
+arch="$(node -p 'process.platform + "-" + process.arch + "-abi" + process.versions.modules')"
+case "$tarball" in *"-$arch.tar.gz") ;; *) fail "the tarball's name does not say $arch: $tarball" ;; esac
 root2="$work/root2"
-systemd/install.sh --source "$work/labgate.tar.gz" --destdir "$root2" --no-system
+systemd/install.sh --source "$tarball" --destdir "$root2" --no-system
 echo "# edited by the lab" >>"$root2/etc/labgate/labgate.yaml"
 before="$(listing "$root2")"
-systemd/install.sh --source "$work/labgate.tar.gz" --destdir "$root2" --no-system
+systemd/install.sh --source "$tarball" --destdir "$root2" --no-system
 after="$(listing "$root2")"
 [ "$before" = "$after" ] || { diff <(echo "$before") <(echo "$after") >&2 || true; fail "second install changed the root"; }
 grep -q '^# edited by the lab$' "$root2/etc/labgate/labgate.yaml" || fail "the existing config was overwritten"
-node "$root2/opt/labgate/bin/labgate.js" check-config --config "$root2/etc/labgate/labgate.example.yaml"
+node "$root2/opt/labgate/current/bin/labgate.js" check-config --config "$root2/etc/labgate/labgate.example.yaml"
 
 echo "== systemd-analyze verify"
 unit="$root/etc/systemd/system/labgate.service"

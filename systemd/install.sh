@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
-# Installs labgate on Raspberry Pi OS (arm64) or any systemd Debian: the app in /opt/labgate, user `labgate`
-# in group dialout, /etc/labgate (config + credentials), the unit and the udev rule example.
-# Idempotent: run it again to upgrade; an existing /etc/labgate/labgate.yaml is never touched.
+# Installs, upgrades and rolls back labgate on Raspberry Pi OS (arm64) or any systemd Debian. Releases live side by
+# side in /opt/labgate/releases/<version>-<commit>; /opt/labgate/current names the one that runs. /etc/labgate and
+# the data directory are never changed by an upgrade (an existing labgate.yaml is never touched).
 #
-#   sudo systemd/install.sh                          # from this checkout (after `npm ci`, which builds dist/)
-#   sudo systemd/install.sh --source labgate.tar.gz  # from a tarball made with --pack
-#   systemd/install.sh --pack labgate.tar.gz         # pack this checkout (production dependencies only)
-#   systemd/install.sh --destdir /tmp/root --no-system   # into a throwaway root (CI): no useradd/systemctl/udevadm
+#   systemd/install.sh --pack DIR                     pack this checkout (after `npm ci`) into DIR; the file name and
+#                                                     labgate-release.json say the version, commit, platform, CPU, ABI
+#   sudo systemd/install.sh --source labgate-....tar.gz   install or upgrade from a packed tarball (or a checkout)
+#   sudo systemd/install.sh --rollback                back to the previous release
+#   systemd/install.sh --list                         the releases, current and previous marked
 #
-# DESTDIR in the environment works like --destdir.
+# An upgrade refuses, before touching anything, a tarball packed for another platform, CPU or Node ABI; then it
+# smoke-tests the new release as the service user (native modules, check-config, store schema), switches, restarts
+# and watches: if READY=1 does not come within the unit's start timeout, or the service falls over within one
+# watchdog interval, it switches back, restarts the previous release and exits 1 with the new one's last log lines.
+#
+# Options: --node PATH (default /usr/bin/node: the unit's), --keep N (releases kept, default 3), --start (start the
+# service even if it is not running), --destdir DIR --no-system (a throwaway root: no user, no chown, no udevadm,
+# no systemctl), --with-service (with --no-system: still restart and watch through the systemctl on PATH; tests).
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 source_arg="$here"
 destdir="${DESTDIR:-}"
 system=1
-pack_out=""
+with_service=0
+pack_dir=""
 node_bin="/usr/bin/node"
 start=0
+keep=3
+action=install
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "install.sh: $*" >&2; exit 1; }
 log() { echo "install.sh: $*"; }
 
@@ -28,70 +39,70 @@ while [ $# -gt 0 ]; do
     --source) source_arg="${2:?--source needs a directory or tarball}"; shift 2 ;;
     --destdir) destdir="${2:?--destdir needs a directory}"; shift 2 ;;
     --no-system) system=0; shift ;;
-    --pack) pack_out="${2:?--pack needs an output file}"; shift 2 ;;
+    --with-service) with_service=1; shift ;;
+    --pack) pack_dir="${2:?--pack needs an output directory}"; action=pack; shift 2 ;;
     --node) node_bin="${2:?--node needs a path}"; shift 2 ;;
+    --keep) keep="${2:?--keep needs a number}"; shift 2 ;;
     --start) start=1; shift ;;
+    --rollback) action=rollback; shift ;;
+    --list) action=list; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
 destdir="${destdir%/}"
+case "$keep" in '' | *[!0-9]* | 0 | 1) die "--keep needs a number of at least 2 (current and previous)" ;; esac
+opt="$destdir/opt/labgate"
+etc_dir="$destdir/etc/labgate"
+service=0
+if [ "$system" = 1 ] || [ "$with_service" = 1 ]; then service=1; fi
+service_user=""
+if [ "$system" = 1 ]; then service_user=labgate; fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# shellcheck source=systemd/install-lib.sh
+. "$here/systemd/install-lib.sh"
+# shellcheck source=systemd/install-source.sh
+. "$here/systemd/install-source.sh"
 
-# The files that make up an installed labgate, staged from a checkout into $1 with production dependencies only.
-stage_from_checkout() {
-  local src="$1" out="$2"
-  [ -f "$src/dist/src/cli.js" ] || die "$src/dist is missing: run 'npm ci' (it builds) or 'npm run build' first"
-  [ -d "$src/node_modules" ] || die "$src/node_modules is missing: run 'npm ci' first"
-  mkdir -p "$out"
-  cp -a "$src/package.json" "$src/package-lock.json" "$src/bin" "$src/dist" "$src/config" "$src/systemd" "$out/"
-  if [ -f "$src/README.md" ]; then cp -a "$src/README.md" "$out/"; fi
-  rm -rf "$out/dist/test"
-  cp -a "$src/node_modules" "$out/"
-  # Offline: only removes dev dependencies; the native builds (better-sqlite3, serialport) stay as built.
-  (cd "$out" && npm prune --omit=dev --ignore-scripts --offline --no-audit --no-fund --loglevel=error >/dev/null)
-}
+if [ "$action" = pack ]; then pack "$here" "$pack_dir"; exit 0; fi
+if [ "$action" = list ]; then list_releases; exit 0; fi
 
-if [ -n "$pack_out" ]; then
-  stage_from_checkout "$here" "$work/labgate"
-  tar -C "$work" -czf "$pack_out" labgate
-  log "packed $(du -h "$pack_out" | cut -f1) into $pack_out"
-  exit 0
-fi
-
-# --- the source tree to install --------------------------------------------------------------------------
-if [ -f "$source_arg" ]; then
-  mkdir -p "$work/unpacked"
-  tar -C "$work/unpacked" -xzf "$source_arg"
-  app_src="$(dirname "$(find "$work/unpacked" -maxdepth 3 -path '*/bin/labgate.js' | head -n1)")/.."
-  [ -f "$app_src/package.json" ] || die "$source_arg does not contain a labgate tree (bin/labgate.js)"
-  [ -d "$app_src/node_modules" ] || die "$source_arg has no node_modules; make it with install.sh --pack"
-elif [ -d "$source_arg" ]; then
-  stage_from_checkout "$(cd "$source_arg" && pwd)" "$work/labgate"
-  app_src="$work/labgate"
-else
-  die "no such source: $source_arg"
-fi
-
-# --- preconditions -----------------------------------------------------------------------------------------
+# --- preconditions: nothing is touched before these hold --------------------------------------------------------
 if [ "$system" = 1 ]; then
   [ "$(id -u)" = 0 ] || die "run as root (sudo), or use --destdir DIR --no-system"
   command -v systemctl >/dev/null || die "systemd is required"
 fi
-if [ -x "$node_bin" ]; then
-  ver="$("$node_bin" -p 'process.versions.node')"
-  major="${ver%%.*}"; rest="${ver#*.}"; minor="${rest%%.*}"
-  if [ "$major" -lt 20 ] || { [ "$major" = 20 ] && [ "$minor" -lt 19 ]; }; then
-    if [ "$system" = 1 ]; then die "$node_bin is Node $ver; labgate needs >= 20.19 (Debian's nodejs is too old: use NodeSource)"; fi
-    log "warning: $node_bin is Node $ver; labgate needs >= 20.19"
-  fi
-elif [ "$system" = 1 ]; then
-  die "$node_bin not found; install Node.js >= 20.19 (NodeSource) so that it is /usr/bin/node, as the unit expects"
+[ -x "$node_bin" ] || die "$node_bin not found; install Node.js >= 20.19 (NodeSource) so that it is /usr/bin/node, as the unit expects"
+ver="$("$node_bin" -p 'process.versions.node')"
+major="${ver%%.*}"; rest="${ver#*.}"; minor="${rest%%.*}"
+if [ "$major" -lt 20 ] || { [ "$major" = 20 ] && [ "$minor" -lt 19 ]; }; then
+  die "$node_bin is Node $ver; labgate needs >= 20.19 (Debian's nodejs is too old: use NodeSource)"
 fi
 
-# --- user ---------------------------------------------------------------------------------------------------
+# One installer at a time: the layout changes below are not meant to interleave.
+lock_layout() {
+  mkdir -p "$opt"
+  exec 9>"$opt/.install.lock"
+  flock -n 9 || die "another install.sh is running"
+}
+
+if [ "$action" = rollback ]; then
+  lock_layout
+  cur="$(release_of current)"; prev="$(release_of previous)"
+  [ -n "$prev" ] && [ -d "$opt/releases/$prev" ] || die "no previous release to roll back to (see --list)"
+  smoke_test "$prev" || die "not rolled back: $prev fails its smoke test (above); $cur keeps running"
+  if [ "$service" = 1 ]; then activate "$prev" "$cur" || exit 1; else switch_to "$prev"; fi
+  log "rolled back to $prev ($cur is now previous)"
+  exit 0
+fi
+
+# --- the release: checked against this machine's node, then placed beside the others ----------------------------
+app_src="$(source_tree "$source_arg")" || die "nothing was changed"
+name="$("$node_bin" "$app_src/dist/src/release/main.js" check)" || die "refused $source_arg; nothing was changed"
+log "release $name fits this machine's node ($("$node_bin" -p 'process.platform + "-" + process.arch + ", Node ABI " + process.versions.modules'))"
+
 if [ "$system" = 1 ]; then
   if ! getent group labgate >/dev/null; then groupadd --system labgate; fi
   if ! id labgate >/dev/null 2>&1; then
@@ -101,48 +112,48 @@ if [ "$system" = 1 ]; then
   fi
   id -nG labgate | tr ' ' '\n' | grep -qx dialout || usermod -aG dialout labgate
 fi
+lock_layout
+place_release "$app_src" "$name"
 
-# --- the app: staged beside the old one, then swapped, so an interrupted upgrade never leaves half a tree ----
-opt="$destdir/opt"
-mkdir -p "$opt"
-rm -rf "$opt/labgate.new" "$opt/labgate.old"
-cp -a "$app_src" "$opt/labgate.new"
-chmod -R u=rwX,go=rX "$opt/labgate.new"
-if [ "$system" = 1 ]; then chown -R root:root "$opt/labgate.new"; fi
-if [ -d "$opt/labgate" ]; then mv "$opt/labgate" "$opt/labgate.old"; fi
-mv "$opt/labgate.new" "$opt/labgate"
-rm -rf "$opt/labgate.old"
-log "installed the app in $opt/labgate"
-
-# --- configuration -----------------------------------------------------------------------------------------
-etc="$destdir/etc/labgate"
-install -d -m 0750 "$etc"
-install -d -m 0700 "$etc/credentials"
-install -m 0640 "$app_src/config/labgate.example.yaml" "$etc/labgate.example.yaml"
-if [ ! -e "$etc/labgate.yaml" ]; then
-  install -m 0640 "$app_src/config/labgate.example.yaml" "$etc/labgate.yaml"
-  log "wrote $etc/labgate.yaml from the example: edit it, then 'labgate check-config'"
+# --- configuration: written once, never overwritten -------------------------------------------------------------
+install -d -m 0750 "$etc_dir"
+install -d -m 0700 "$etc_dir/credentials"
+install -m 0640 "$app_src/config/labgate.example.yaml" "$etc_dir/labgate.example.yaml"
+if [ ! -e "$etc_dir/labgate.yaml" ]; then
+  install -m 0640 "$app_src/config/labgate.example.yaml" "$etc_dir/labgate.yaml"
+  log "wrote $etc_dir/labgate.yaml from the example: edit it, then 'labgate check-config'"
 else
-  log "kept the existing $etc/labgate.yaml"
+  log "kept the existing $etc_dir/labgate.yaml"
 fi
 if [ "$system" = 1 ]; then
-  chown root:labgate "$etc" "$etc/labgate.yaml" "$etc/labgate.example.yaml"
-  chown root:root "$etc/credentials"
+  chown root:labgate "$etc_dir" "$etc_dir/labgate.yaml" "$etc_dir/labgate.example.yaml"
+  chown root:root "$etc_dir/credentials"
 fi
 
-# --- unit, udev rule, command --------------------------------------------------------------------------------
-install -D -m 0644 "$app_src/systemd/labgate.service" "$destdir/etc/systemd/system/labgate.service"
-install -D -m 0644 "$app_src/systemd/99-labgate-serial.rules" "$destdir/etc/udev/rules.d/99-labgate-serial.rules"
-install -d -m 0755 "$destdir/usr/local/bin"
-ln -sfn /opt/labgate/bin/labgate.js "$destdir/usr/local/bin/labgate"
-
-if [ "$system" = 1 ]; then
-  systemctl daemon-reload
-  udevadm control --reload 2>/dev/null || true
-  systemctl enable labgate.service >/dev/null
-  if [ "$start" = 1 ]; then systemctl restart labgate.service; log "started labgate.service"; fi
+# --- smoke, switch, watch ------------------------------------------------------------------------------------------
+cur="$(release_of current)"
+if [ "$cur" = "$name" ]; then
+  install_system_files "$name"
+  log "$name is already current; nothing to switch"
+  exit 0
+fi
+if ! smoke_test "$name"; then
+  if [ "$placed" = 1 ]; then rm -rf "${opt:?}/releases/$name"; fi
+  die "not switched to $name: it fails its smoke test (above); ${cur:-nothing} stays current"
+fi
+adopt_flat_layout
+cur="$(release_of current)"
+if [ "$system" = 1 ]; then systemctl enable "$unit" >/dev/null 2>&1 || true; fi
+status=0
+if [ "$service" = 1 ] && { [ "$start" = 1 ] || systemctl is-active --quiet "$unit"; }; then
+  activate "$name" "$cur" || status=1
+else
+  switch_to "$name"
+  if [ "$service" = 1 ]; then log "labgate.service is not running: start it with 'systemctl start labgate' (or rerun with --start)"; fi
+fi
+prune_releases
+if [ "$status" = 0 ] && [ "$system" = 1 ] && [ -z "$cur" ]; then
   log "done. Next: edit /etc/labgate/labgate.yaml, 'sudo -u labgate labgate check-config', 'sudo systemctl restart labgate',"
   log "      then watch 'journalctl -u labgate -f' and 'curl -s http://127.0.0.1:8080/healthz'"
-else
-  log "done (no-system mode: no user, no systemctl, no udevadm) in ${destdir:-/}"
 fi
+exit "$status"

@@ -69,9 +69,12 @@ export function readStoreSchema(path: string): number | null {
   }
 }
 
-// A migration is one-way: an older labgate reading a newer store could misread columns it does not know or break
-// rules a later migration added (a trigger, a constraint), so it refuses the store whole, before any write.
-function newerSchema(found: number, reads: number): LabgateError {
+/**
+ * The refusal of a store whose schema is newer than `reads`. A migration is one-way: an older labgate reading a
+ * newer store could misread columns it does not know or break rules a later migration added (a trigger, a
+ * constraint), so it refuses the store whole, before any write.
+ */
+export function newerSchema(found: number, reads: number): LabgateError {
   return new LabgateError(
     'STORE_SCHEMA_NEWER',
     `labgate.db has store schema ${found}, and this labgate reads schema ${reads} at most: a newer labgate has migrated it. ` +

@@ -1,95 +1,179 @@
-// systemd/install.sh into a throwaway root (DESTDIR, --no-system), from a minimal checkout so the test is fast;
-// .ci/systemd-check.sh installs the real checkout with its production dependencies.
-import { execFileSync } from 'node:child_process';
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+// systemd/install.sh into throwaway roots, with this checkout packed once (real dist/, production node_modules and
+// native modules): what a pack records, what the installer places where, and every tarball it must refuse before
+// touching anything. Upgrades with a running service are in install-upgrade.test.ts.
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readNativeFile } from '../../src/release/elf.js';
+import { MANIFEST_FILE, type Manifest } from '../../src/release/manifest.js';
+import { Root, copyTree, installer, listing, packCheckout, replaceFile, repo, scratchDir, tarOf, variant } from './install-fixtures.js';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const installer = join(repo, 'systemd/install.sh');
+const here = `${process.platform}-${process.arch}`;
+const modules = Number(process.versions.modules);
+const sqliteNode = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
+// A real binary for another CPU: the serial port binding's arm64 build, shipped in its npm package.
+const arm64Binary = join(repo, 'node_modules/@serialport/bindings-cpp/prebuilds/linux-arm64/@serialport+bindings-cpp.armv8.glibc.node');
 
-function fakeCheckout(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'labgate-checkout-'));
-  for (const f of ['bin', 'config', 'systemd']) cpSync(join(repo, f), join(dir, f), { recursive: true });
-  // No dependencies, so `npm prune --offline` has nothing to fetch.
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'labgate', version: '0.0.0', type: 'module' }));
-  const lock = { name: 'labgate', version: '0.0.0', lockfileVersion: 3, requires: true, packages: { '': { name: 'labgate', version: '0.0.0' } } };
-  writeFileSync(join(dir, 'package-lock.json'), JSON.stringify(lock));
-  mkdirSync(join(dir, 'dist/src'), { recursive: true });
-  writeFileSync(join(dir, 'dist/src/cli.js'), 'export async function main() { return 0; }\n');
-  mkdirSync(join(dir, 'node_modules'));
-  return dir;
+let dir: string;
+let tarball: string;
+let tree: string;
+let manifest: Manifest;
+const roots: Root[] = [];
+
+beforeAll(() => {
+  dir = scratchDir('install');
+  ({ tarball, tree } = packCheckout(dir));
+  manifest = JSON.parse(readFileSync(join(tree, MANIFEST_FILE), 'utf8')) as Manifest;
+}, 120_000);
+afterAll(() => {
+  for (const r of roots) r.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+}, 120_000);
+
+function newRoot(): Root {
+  const r = new Root(scratchDir('install-root'));
+  roots.push(r);
+  return r;
 }
 
-function install(args: string[], env: NodeJS.ProcessEnv = {}): string {
-  return execFileSync('bash', [installer, ...args], { env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
+const release = (): string => `${manifest.version}-${manifest.commit}`;
 
-/** Path, mode, type and content (or link target) of everything under root. */
-function listing(root: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const path = join(dir, name);
-      const st = lstatSync(path);
-      const rel = relative(root, path);
-      const mode = (st.mode & 0o7777).toString(8);
-      if (st.isSymbolicLink()) out.push(`${rel} ${mode} -> ${readlinkSync(path)}`);
-      else if (st.isDirectory()) {
-        out.push(`${rel}/ ${mode}`);
-        walk(path);
-      } else out.push(`${rel} ${mode} ${readFileSync(path).toString('base64').slice(0, 64)}:${st.size}`);
-    }
-  };
-  walk(root);
-  return out;
-}
+describe('install.sh --pack', () => {
+  it('names the tarball after a manifest read from the native files themselves', () => {
+    expect(basename(tarball)).toBe(`labgate-${release()}-${here}-abi${modules}.tar.gz`);
+    expect(manifest).toMatchObject({ name: 'labgate', platform: process.platform, arch: process.arch, modules, storeSchema: 2 });
+    expect(manifest.commit).toMatch(/^([0-9a-f]{12}(-dirty)?|nogit)$/);
+    const sqlite = manifest.native.find((n) => n.file === sqliteNode);
+    expect(sqlite).toEqual({ file: sqliteNode, kind: 'built', platform: 'linux', arch: process.arch, abi: `node-${modules}` });
+    expect(readNativeFile(readFileSync(join(tree, sqliteNode)))).toMatchObject({ kind: 'elf', arch: process.arch });
+    // Production dependencies only, and better-sqlite3 without its 26 MB of sources and objects.
+    expect(readdirSync(join(tree, 'node_modules'))).not.toContain('typescript');
+    expect(readdirSync(join(tree, 'node_modules/better-sqlite3/build/Release'))).toEqual(['better_sqlite3.node']);
+  });
+});
 
-describe('systemd/install.sh into a throwaway root', () => {
-  it('installs the app, config, unit and udev rule; a second run is idempotent and keeps the config', () => {
-    const source = fakeCheckout();
-    const root = mkdtempSync(join(tmpdir(), 'labgate-root-'));
-    install(['--source', source, '--no-system'], { DESTDIR: root });
-    const first = listing(root);
-    expect(first).toEqual(
+describe('install.sh into a throwaway root', () => {
+  it('places the release beside the others, links current to it, writes config, unit and udev rule; a second run changes nothing', () => {
+    const r = newRoot();
+    rmSync(join(r.root, 'etc/labgate/labgate.yaml'));
+    const first = r.install('--source', tarball);
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/loaded better-sqlite3 \(SQLite /);
+    const files = listing(r.root);
+    expect(files).toEqual(
       expect.arrayContaining([
+        `opt/labgate/current 777 -> releases/${release()}`,
+        `opt/labgate/releases/${release()}/ 755`,
+        expect.stringMatching(new RegExp(`^opt/labgate/releases/${release()}/bin/labgate\\.js 755 `)),
         'etc/labgate/ 750',
         'etc/labgate/credentials/ 700',
         expect.stringMatching(/^etc\/labgate\/labgate\.yaml 640 /),
         expect.stringMatching(/^etc\/systemd\/system\/labgate\.service 644 /),
         expect.stringMatching(/^etc\/udev\/rules\.d\/99-labgate-serial\.rules 644 /),
-        'usr/local/bin/labgate 777 -> /opt/labgate/bin/labgate.js',
-        expect.stringMatching(/^opt\/labgate\/bin\/labgate\.js 755 /),
+        'usr/local/bin/labgate 777 -> /opt/labgate/current/bin/labgate.js',
       ]),
     );
-    expect(readFileSync(join(root, 'etc/labgate/labgate.yaml'), 'utf8')).toBe(readFileSync(join(repo, 'config/labgate.example.yaml'), 'utf8'));
-    expect(readFileSync(join(root, 'etc/systemd/system/labgate.service'), 'utf8')).toBe(readFileSync(join(repo, 'systemd/labgate.service'), 'utf8'));
+    expect(readFileSync(join(r.root, 'etc/labgate/labgate.yaml'), 'utf8')).toBe(readFileSync(join(repo, 'config/labgate.example.yaml'), 'utf8'));
+    const unit = readFileSync(join(r.root, 'etc/systemd/system/labgate.service'), 'utf8');
+    expect(unit).toBe(readFileSync(join(repo, 'systemd/labgate.service'), 'utf8'));
+    expect(unit).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/labgate\/current\/bin\/labgate\.js run /m);
 
-    appendFileSync(join(root, 'etc/labgate/labgate.yaml'), '# edited by the lab\n');
-    const edited = listing(root);
-    const out = install(['--source', source, '--destdir', root, '--no-system']);
-    expect(out).toMatch(/kept the existing .*labgate\.yaml/);
-    expect(listing(root)).toEqual(edited);
-    expect(readdirSync(join(root, 'opt'))).toEqual(['labgate']);
+    appendFileSync(join(r.root, 'etc/labgate/labgate.yaml'), '# edited by the lab\n');
+    const edited = listing(r.root);
+    const again = r.install('--source', tarball);
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/kept the existing .*labgate\.yaml/);
+    expect(again.stdout).toMatch(/already current; nothing to switch/);
+    expect(listing(r.root)).toEqual(edited);
   });
 
-  it('installs the same tree from a packed tarball', () => {
-    const source = fakeCheckout();
-    const work = mkdtempSync(join(tmpdir(), 'labgate-pack-'));
-    execFileSync('bash', [join(source, 'systemd/install.sh'), '--pack', join(work, 'labgate.tar.gz')]);
-    const fromTarball = join(work, 'a');
-    const fromCheckout = join(work, 'b');
-    install(['--source', join(work, 'labgate.tar.gz'), '--destdir', fromTarball, '--no-system']);
-    install(['--source', source, '--destdir', fromCheckout, '--no-system']);
-    expect(listing(fromTarball)).toEqual(listing(fromCheckout));
+  it('installs the same release from the checkout as from its tarball', () => {
+    const a = newRoot();
+    const b = newRoot();
+    expect(a.install('--source', tarball).status).toBe(0);
+    const fromCheckout = b.install('--source', repo);
+    expect(fromCheckout.status, fromCheckout.stderr).toBe(0);
+    expect(listing(join(b.root, 'opt/labgate/releases'))).toEqual(listing(join(a.root, 'opt/labgate/releases')));
+  }, 60_000);
+});
+
+describe('install.sh refuses, before touching anything', () => {
+  let r: Root;
+  beforeAll(() => {
+    r = newRoot();
+    expect(r.install('--source', tarball).status).toBe(0);
+  }, 60_000);
+
+  /** Offers `source` to the root where the good release is current: it must fail with `message` and change nothing. */
+  function refused(source: string, message: RegExp): string {
+    const before = listing(r.root, { times: true });
+    const calls = readFileSync(join(r.dir, 'systemd/calls.log'), 'utf8');
+    const run = r.install('--source', source);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).toMatch(/nothing was changed/);
+    expect(listing(r.root, { times: true })).toEqual(before);
+    expect(readFileSync(join(r.dir, 'systemd/calls.log'), 'utf8')).toBe(calls);
+    return run.stderr;
+  }
+
+  it('a tarball packed for another CPU, and says how to make the right one', () => {
+    const arm = variant(tree, dir, 'arm64pack', (t) => replaceFile(join(t, sqliteNode), readFileSync(arm64Binary)));
+    const m = JSON.parse(readFileSync(join(arm, MANIFEST_FILE), 'utf8')) as Manifest;
+    expect(m).toMatchObject({ platform: 'linux', arch: 'arm64' });
+    const stderr = refused(tarOf(arm, join(dir, 'arm64.tar')), new RegExp(`packed for linux-arm64, Node ABI ${modules}; this machine's node is ${here}, Node ABI ${modules}`));
+    expect(stderr).toMatch(new RegExp(`Make a tarball for ${here}, Node ABI ${modules}`));
+    expect(stderr).toMatch(/on this machine: npm ci && systemd\/install\.sh --pack DIR/);
   });
 
-  it('refuses a system install without root or an unknown option, before touching anything', () => {
-    expect(() => install(['--bogus'])).toThrow(/unknown option --bogus/);
-    const root = mkdtempSync(join(tmpdir(), 'labgate-root-'));
-    if (process.getuid?.() !== 0) expect(() => install(['--source', fakeCheckout(), '--destdir', root])).toThrow(/run as root/);
-    expect(statSync(root).isDirectory()).toBe(true);
+  it('a tarball packed for another Node ABI', () => {
+    // The same binary relabelled for Node 24's ABI (137) the only way a linker would: its registration symbol.
+    const other = variant(tree, dir, 'abi137', (t) => {
+      const file = join(t, sqliteNode);
+      const text = readFileSync(file).toString('latin1');
+      replaceFile(file, Buffer.from(text.replace(`node_register_module_v${modules}\0`, 'node_register_module_v137\0'), 'latin1'));
+    });
+    expect(JSON.parse(readFileSync(join(other, MANIFEST_FILE), 'utf8'))).toMatchObject({ modules: 137 });
+    refused(tarOf(other, join(dir, 'abi137.tar')), new RegExp(`packed for ${here}, Node ABI 137; this machine's node is ${here}, Node ABI ${modules}`));
+  });
+
+  it('a tarball whose manifest says this machine but whose native module is for another CPU', () => {
+    const lying = copyTree(tree, dir, 'lying', (t) => replaceFile(join(t, sqliteNode), readFileSync(arm64Binary)));
+    refused(tarOf(lying, join(dir, 'lying.tar')), new RegExp(`the manifest lies: ${sqliteNode} is a linux-arm64 binary, not ${here}`));
+  });
+
+  it('a tarball without a manifest (packed by an older installer) or that is no labgate at all', () => {
+    const old = copyTree(tree, dir, 'old', (t) => rmSync(join(t, MANIFEST_FILE)));
+    refused(tarOf(old, join(dir, 'old.tar')), /has no labgate-release\.json: it was packed by an older installer/);
+    writeFileSync(join(dir, 'junk.tar.gz'), 'not a tarball');
+    refused(join(dir, 'junk.tar.gz'), /cannot unpack/);
+  });
+});
+
+describe('install.sh smoke-tests a release before switching to it', () => {
+  it('keeps the current release when the new one has a native module this machine cannot load', () => {
+    // A too-new glibc requirement: the binary a pack made on a newer distribution would carry.
+    const newer = variant(tree, dir, 'newglibc', (t) => {
+      const file = join(t, sqliteNode);
+      replaceFile(file, Buffer.from(readFileSync(file).toString('latin1').replace('GLIBC_2.14\0', 'GLIBC_9.14\0'), 'latin1'));
+    });
+    const r = newRoot();
+    expect(r.install('--source', tarball).status).toBe(0);
+    const run = r.install('--source', newer);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/better_sqlite3\.node does not load: .*version `GLIBC_9\.14' not found/);
+    expect(run.stderr).toMatch(/not switched to .*newglibc: it fails its smoke test/);
+    expect(r.link('current')).toBe(release());
+    expect(readdirSync(join(r.root, 'opt/labgate/releases'))).toEqual([release()]);
+  });
+});
+
+describe('install.sh usage', () => {
+  it('refuses an unknown option, a keep of less than two, and a system install without root', () => {
+    const run = (...args: string[]): ReturnType<typeof spawnSync> => spawnSync('bash', [installer, ...args], { encoding: 'utf8' });
+    expect(run('--bogus').stderr).toMatch(/unknown option --bogus/);
+    expect(run('--keep', '1', '--list').stderr).toMatch(/--keep needs a number of at least 2/);
+    if (process.getuid?.() !== 0) expect(run('--source', tarball).stderr).toMatch(/run as root/);
   });
 });
