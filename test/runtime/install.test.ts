@@ -4,10 +4,13 @@
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readNativeFile } from '../../src/release/elf.js';
 import { MANIFEST_FILE, type Manifest } from '../../src/release/manifest.js';
 import { Root, copyTree, installer, listing, packCheckout, replaceFile, repo, scratchDir, tarOf, variant } from './install-fixtures.js';
+
+// Each test installs real releases (57 MB trees) and runs their node; slow on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 const here = `${process.platform}-${process.arch}`;
 const modules = Number(process.versions.modules);
