@@ -7,10 +7,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MANIFEST_FILE, type Manifest } from '../../src/release/manifest.js';
+import { migrations } from '../../src/store/migrations.js';
 import { Root, atRunStart, beforeReady, extraMigration, packCheckout, scratchDir, variant, version } from './install-fixtures.js';
 
 // Every test installs and starts real releases (each a 57 MB tree) and watches them for the shortened watchdog.
 vi.setConfig({ testTimeout: 180_000 });
+
+/** The store schema this checkout reads; the variants with an extra migration read one more. */
+const schema = migrations.length;
 
 let dir: string;
 let v1: string;
@@ -70,7 +74,7 @@ describe('an upgrade with the service running', () => {
     expect(runningRelease(r)).toBe('0.2.0-v2good');
     expect(r.service().active).toBe('active/running');
     expect(readFileSync(join(r.root, 'etc/labgate/labgate.yaml'))).toEqual(config);
-    expect(storeSchema(r)).toBe(2);
+    expect(storeSchema(r)).toBe(schema);
   });
 
   it('rolls back by itself when the new release fails at start: the previous runs again, exit 1 with the new log lines', () => {
@@ -124,13 +128,13 @@ describe('the store across versions', () => {
     const migrating = variant(v1, dir, 'v2mig', version('0.2.0'), extraMigration);
     const up = r.install('--source', migrating);
     expect(up.status, up.stderr).toBe(0);
-    expect(up.stdout).toMatch(/labgate 0\.2\.0 will migrate the store in .* from schema 2 to 3 when it starts/);
-    expect(storeSchema(r)).toBe(3);
+    expect(up.stdout).toMatch(new RegExp(`labgate 0\\.2\\.0 will migrate the store in .* from schema ${schema} to ${schema + 1} when it starts`));
+    expect(storeSchema(r)).toBe(schema + 1);
     const running = r.service().invocation;
 
     const back = r.install('--rollback');
     expect(back.status).toBe(1);
-    expect(back.stderr).toMatch(/would refuse the store in .* \(STORE_SCHEMA_NEWER\): labgate\.db has store schema 3, and this labgate reads schema 2 at most/);
+    expect(back.stderr).toMatch(new RegExp(`would refuse the store in .* \\(STORE_SCHEMA_NEWER\\): labgate\\.db has store schema ${schema + 1}, and this labgate reads schema ${schema} at most`));
     expect(back.stderr).toMatch(new RegExp(`not rolled back: ${v1Name} fails its smoke test`));
     expect([r.link('current'), runningRelease(r), r.service().invocation]).toEqual(['0.2.0-v2mig', '0.2.0-v2mig', running]);
   });
@@ -145,7 +149,7 @@ describe('the store across versions', () => {
       encoding: 'utf8',
     });
     expect(old.status).toBe(1);
-    expect(old.stderr).toMatch(/^labgate run: labgate\.db has store schema 3, and this labgate reads schema 2 at most: a newer labgate has migrated it/m);
+    expect(old.stderr).toMatch(new RegExp(`^labgate run: labgate\\.db has store schema ${schema + 1}, and this labgate reads schema ${schema} at most: a newer labgate has migrated it`, 'm'));
     expect(readFileSync(db).equals(before)).toBe(true);
   });
 
@@ -156,7 +160,7 @@ describe('the store across versions', () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/0\.2\.0-v2migfail failed to start/);
     expect(run.stderr).toMatch(new RegExp(`cannot return to ${v1Name}: it fails its smoke test`));
-    expect(storeSchema(r)).toBe(3);
+    expect(storeSchema(r)).toBe(schema + 1);
     expect(r.link('current')).toBe('0.2.0-v2migfail');
   });
 });

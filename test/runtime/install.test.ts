@@ -7,6 +7,7 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readNativeFile } from '../../src/release/elf.js';
 import { MANIFEST_FILE, type Manifest } from '../../src/release/manifest.js';
+import { migrations } from '../../src/store/migrations.js';
 import { Root, copyTree, installer, listing, packCheckout, replaceFile, repo, scratchDir, tarOf, variant } from './install-fixtures.js';
 
 // Each test installs real releases (57 MB trees) and runs their node; slow on a loaded machine.
@@ -45,7 +46,7 @@ const release = (): string => `${manifest.version}-${manifest.commit}`;
 describe('install.sh --pack', () => {
   it('names the tarball after a manifest read from the native files themselves', () => {
     expect(basename(tarball)).toBe(`labgate-${release()}-${here}-abi${modules}.tar.gz`);
-    expect(manifest).toMatchObject({ name: 'labgate', platform: process.platform, arch: process.arch, modules, storeSchema: 2 });
+    expect(manifest).toMatchObject({ name: 'labgate', platform: process.platform, arch: process.arch, modules, storeSchema: migrations.length });
     expect(manifest.commit).toMatch(/^([0-9a-f]{12}(-dirty)?|nogit)$/);
     const sqlite = manifest.native.find((n) => n.file === sqliteNode);
     expect(sqlite).toEqual({ file: sqliteNode, kind: 'built', platform: 'linux', arch: process.arch, abi: `node-${modules}` });
