@@ -90,7 +90,7 @@ async function drainRate(db: BenchDatabase, rows: readonly OutboxRow[], inFlight
   const outbox = new Outbox(store, Date.now);
   const sink = createPostgresSink({ url: db.url, schema: db.schema, poolSize: inFlight, gatewayId: 'gw-bench' });
   await sink.pool.query('SELECT 1'); // connect before the clock starts, as a running gateway has
-  const policy = { backoff: { baseMs: 1_000, capMs: 300_000 }, probeIntervalMs: 15_000, batchSize: BATCH, inFlight };
+  const policy = { backoff: { baseMs: 1_000, capMs: 300_000 }, probeIntervalMs: 15_000, failureThreshold: 5, batchSize: BATCH, inFlight };
   const drain = new Drain({ sink, outbox, policy, clock: systemClock, random: Math.random });
   const start = performance.now();
   drain.start();

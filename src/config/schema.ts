@@ -155,8 +155,10 @@ const deliverySchema = z.strictObject({
   backoff: z
     .object({ baseMs: z.number().int().positive().default(1_000), capMs: z.number().int().positive().default(300_000) })
     .default({ baseMs: 1_000, capMs: 300_000 }),
-  /** How often a paused (circuit-open) sink is probed with one request. */
+  /** How often a paused (circuit-open) sink is probed with one request, when it gave no Retry-After. */
   probeIntervalMs: z.number().int().positive().default(15_000),
+  /** Sink-wide failures in a row (no answer between) that pause a sink; a failed connect pauses it at once. */
+  failureThreshold: z.number().int().min(1).max(1_000).default(5),
   /** Batches in flight per sink. */
   inFlight: z.number().int().min(1).max(16).default(2),
 });
@@ -184,7 +186,7 @@ export const configSchema = z.strictObject({
   }),
   instruments: z.array(instrumentSchema).default([]),
   sinks: z.strictObject({ postgres: postgresSink.optional(), lims: limsSink.optional(), fhir: fhirSink.optional() }).default({}),
-  delivery: deliverySchema.default({ backoff: { baseMs: 1_000, capMs: 300_000 }, probeIntervalMs: 15_000, inFlight: 2 }),
+  delivery: deliverySchema.default({ backoff: { baseMs: 1_000, capMs: 300_000 }, probeIntervalMs: 15_000, failureThreshold: 5, inFlight: 2 }),
   alerts: z
     .object({ backlog: z.number().int().min(1).default(10_000), oldestAgeMinutes: z.number().int().min(1).default(60) })
     .default({ backlog: 10_000, oldestAgeMinutes: 60 }),

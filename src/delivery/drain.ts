@@ -6,16 +6,15 @@ import type { Clock } from '../driver.js';
 import type { OutboxRow, Outcome, Sink } from '../sinks/sink.js';
 import type { Outbox } from '../store/outbox.js';
 import { retryAt, type BackoffPolicy } from './backoff.js';
-import { admit, closedCircuit, judgeBatch, stepCircuit, type CircuitState } from './circuit.js';
+import { admit, closedCircuit, judgeBatch, stepCircuit, type CircuitPolicy, type CircuitState } from './circuit.js';
 import { DeliveryRate } from './rate.js';
 
 /** The part of the store a drain uses. */
 export type DrainOutbox = Pick<Outbox, 'claimDue' | 'recordOutcomes' | 'release' | 'nextDueAt'>;
 
 /** How a drain paces itself (from the `delivery` and sink sections of the configuration). */
-export interface DrainPolicy {
+export interface DrainPolicy extends CircuitPolicy {
   backoff: BackoffPolicy;
-  probeIntervalMs: number;
   batchSize: number;
   /** Batches in flight at once. */
   inFlight: number;
@@ -137,7 +136,7 @@ export class Drain {
       const rows = this.takeAhead() ?? outbox.claimDue(sink.name, probe ? 1 : policy.batchSize);
       if (rows.length === 0) break;
       if (probe) this.circuit = stepCircuit(this.circuit, { kind: 'probe-sent' }, policy);
-      this.launch(rows);
+      this.launch(rows, probe);
     }
     this.arm();
   }
@@ -185,15 +184,15 @@ export class Drain {
     this.timer = null;
   }
 
-  private launch(rows: OutboxRow[]): void {
-    const batch = this.deliver(rows).finally(() => {
+  private launch(rows: OutboxRow[], probe: boolean): void {
+    const batch = this.deliver(rows, probe).finally(() => {
       this.batches.delete(batch);
       this.pump();
     });
     this.batches.add(batch);
   }
 
-  private async deliver(rows: OutboxRow[]): Promise<void> {
+  private async deliver(rows: OutboxRow[], probe: boolean): Promise<void> {
     this.sending++;
     let outcomes: Outcome[];
     try {
@@ -202,14 +201,15 @@ export class Drain {
       this.sending--;
     }
     const now = this.options.clock.now();
-    this.judge(outcomes, now);
+    this.judge(outcomes, now, probe);
+    const retryAt = this.retryTimes(rows, outcomes, now);
     // The sink is free again: hand it the next batch before spending time on this one's bookkeeping. A sink writes
     // to its socket a tick later (pg's pool does), so let that happen, and any other batch's answer waiting in the
     // event loop be taken, before the synchronous recording holds the thread for a few milliseconds.
     this.pump();
     await yieldToEventLoop();
     try {
-      this.options.outbox.recordOutcomes(this.options.sink.name, rows, outcomes, this.retryTimes(rows, outcomes, now));
+      this.options.outbox.recordOutcomes(this.options.sink.name, rows, outcomes, retryAt);
     } catch (err) {
       // The store refused (disk full, I/O error): the rows stay pending, and the drain pauses like for a down sink
       // rather than re-sending the same batch in a tight loop (the sink absorbs the re-delivery later).
@@ -217,7 +217,7 @@ export class Drain {
       this.log.error({ err, sink: this.options.sink.name }, 'recording delivery outcomes failed');
       const reason = `store: ${(err as Error).message}`;
       this.lastError = reason;
-      this.circuit = stepCircuit(this.circuit, { kind: 'sink-down', now, reason }, this.options.policy);
+      this.circuit = stepCircuit(this.circuit, { kind: 'down', now, reason }, this.options.policy);
       return;
     }
     this.observe(outcomes, now);
@@ -233,15 +233,19 @@ export class Drain {
       throw new Error(`sink returned ${outcomes.length} outcomes for ${rows.length} rows`);
     } catch (err) {
       this.log.error({ err, sink: this.options.sink.name }, 'sink failed instead of returning outcomes');
-      return rows.map(() => ({ kind: 'retry', reason: `sink error: ${(err as Error).message}`, scope: 'sink' }));
+      return rows.map(() => ({ kind: 'retry', reason: `sink error: ${(err as Error).message}`, scope: 'unreachable' }));
     }
   }
 
+  // A row waits its own backoff (and the sink's Retry-After); but while the sink is paused, a row the sink failed
+  // keeps its due time and its attempts (null): the outage is the sink's, and the probe decides when rows go again.
   private retryTimes(rows: readonly OutboxRow[], outcomes: readonly Outcome[], now: number): (number | null)[] {
     const { policy, random } = this.options;
-    return outcomes.map((o, i) =>
-      o.kind === 'retry' && o.scope !== 'sink' ? retryAt(now, rows[i]!.attempts, policy.backoff, random, o.notBefore) : null,
-    );
+    const paused = this.circuit.kind !== 'closed';
+    return outcomes.map((o, i) => {
+      if (o.kind !== 'retry' || (paused && o.scope !== undefined && o.scope !== 'record')) return null;
+      return retryAt(now, rows[i]!.attempts, policy.backoff, random, o.notBefore);
+    });
   }
 
   private observe(outcomes: readonly Outcome[], now: number): void {
@@ -256,9 +260,9 @@ export class Drain {
     this.rate.add(now, delivered);
   }
 
-  private judge(outcomes: readonly Outcome[], now: number): void {
+  private judge(outcomes: readonly Outcome[], now: number, probe: boolean): void {
     const before = this.circuit.kind;
-    this.circuit = stepCircuit(this.circuit, judgeBatch(outcomes, now), this.options.policy);
+    this.circuit = judgeBatch(this.circuit, outcomes, now, this.options.policy, probe);
     if (before !== this.circuit.kind) this.log.warn({ sink: this.options.sink.name, circuit: this.circuit }, `circuit ${this.circuit.kind}`);
   }
 }

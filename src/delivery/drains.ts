@@ -10,6 +10,7 @@ export function drainPolicy(config: Config, sink: string): DrainPolicy {
   return {
     backoff: config.delivery.backoff,
     probeIntervalMs: config.delivery.probeIntervalMs,
+    failureThreshold: config.delivery.failureThreshold,
     inFlight: config.delivery.inFlight,
     batchSize: section?.batchSize ?? 100,
   };

@@ -31,6 +31,10 @@ export interface LimsFaults {
   forcedStatus: Record<string, number>;
   /** Keep stored idempotent answers; off makes the LIMS forget keys (as after its key TTL passed). */
   replayIdempotent: boolean;
+  /** Record id → the fates of its next PUTs, one taken per PUT (an isolated failure among successes). */
+  scripted: Record<string, ScriptedFate[]>;
+  /** How long a `slow` PUT waits before it is handled (longer than the client's timeout: it times out). */
+  slowMs: number;
 }
 
 /** A well-behaved LIMS. */
@@ -51,10 +55,15 @@ export const noFaults: LimsFaults = {
   reject422: [],
   forcedStatus: {},
   replayIdempotent: true,
+  scripted: {},
+  slowMs: 3_000,
 };
 
 /** What happens to one PUT before the contract is applied. */
 export type Fate = 'serve' | '500' | '503' | '429' | 'hang';
+
+/** A fate a test scripts for one PUT: also `lost` (applied, then the socket is destroyed) and `slow` (see slowMs). */
+export type ScriptedFate = Fate | 'lost' | 'slow';
 
 /** Rolls the fate of one PUT: one die, the shares laid end to end. */
 export function rollFate(f: Pick<LimsFaults, 'rate500' | 'rate503' | 'rate429' | 'rateHang'>, random: () => number): Fate {

@@ -1,6 +1,6 @@
 // The LIMS contract as the test server implements it, one function per route. Misbehavior is rolled here too.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { rollFate, type LimsFaults } from './faults.js';
+import { rollFate, type LimsFaults, type ScriptedFate } from './faults.js';
 import { fingerprintOf, type RecordBook } from './records.js';
 import type { TokenDesk } from './tokens.js';
 
@@ -14,6 +14,8 @@ export interface RouteCtx {
   envelopeVersions: readonly string[];
   /** Requests told to hang, with their idempotency keys, until released or the server stops. */
   hung: Map<ServerResponse, string>;
+  /** Scripted fates not yet taken, per record id. */
+  scripts: Map<string, ScriptedFate[]>;
 }
 
 const problem = (res: ServerResponse, status: number, type: string, extra: Record<string, string> = {}): void => {
@@ -59,7 +61,14 @@ export function putRoute(ctx: RouteCtx, req: IncomingMessage, res: ServerRespons
   }
   const forced = f.forcedStatus[id];
   if (forced !== undefined) return problem(res, forced, `forced-${forced}`);
-  if (!roll(ctx, f, res, key)) return;
+  const fate = ctx.scripts.get(id)?.shift() ?? rollFate(f, ctx.random);
+  if (fate === 'slow') return void setTimeout(() => apply(ctx, f, req, res, id, body, key, false), f.slowMs);
+  if (answered(ctx, f, res, key, fate)) return;
+  apply(ctx, f, req, res, id, body, key, fate === 'lost');
+}
+
+/** The contract proper: replay, precondition, apply; `lose` destroys the socket instead of answering. */
+function apply(ctx: RouteCtx, f: LimsFaults, req: IncomingMessage, res: ServerResponse, id: string, body: string, key: string, lose: boolean): void {
   const fingerprint = fingerprintOf('PUT', req.url ?? '', body);
   const known = ctx.book.answer(key);
   if (known === 'processing') return problem(res, 409, 'idempotency-key-in-processing');
@@ -74,23 +83,22 @@ export function putRoute(ctx: RouteCtx, req: IncomingMessage, res: ServerRespons
   if (failed) return problem(res, failed, 'precondition-failed');
   const answer = ctx.book.apply(id, body, key, fingerprint);
   if (!f.replayIdempotent) ctx.book.forgetAnswers();
-  if (ctx.random() < f.rateLost) return void req.socket.destroy();
+  if (lose || ctx.random() < f.rateLost) return void req.socket.destroy();
   res.writeHead(answer.status, { 'content-type': 'application/json', etag: answer.etag });
   res.end(answer.body);
 }
 
-/** The rolled fate of a PUT; false when it has already been answered (or will never be). */
-function roll(ctx: RouteCtx, f: LimsFaults, res: ServerResponse, key: string): boolean {
-  const fate = rollFate(f, ctx.random);
-  if (fate === 'serve') return true;
+/** Answers (or hangs) a PUT whose fate is a failure; false when the contract is to be applied. */
+function answered(ctx: RouteCtx, f: LimsFaults, res: ServerResponse, key: string, fate: ScriptedFate): boolean {
+  if (fate === 'serve' || fate === 'lost' || fate === 'slow') return false;
   if (fate === 'hang') {
     if (ctx.book.answer(key) === undefined) ctx.book.markProcessing(key);
     ctx.hung.set(res, key);
-    return false;
+    return true;
   }
   const retryAfter = f.retryAfterAsDate ? new Date(ctx.now() + f.retryAfterSeconds * 1000).toUTCString() : `${f.retryAfterSeconds}`;
   problem(res, Number(fate), `status-${fate}`, fate === '500' ? {} : { 'retry-after': retryAfter });
-  return false;
+  return true;
 }
 
 /** RFC 9110 13.1.1/13.1.2: a create-only write of an existing record, or a stale If-Match. */

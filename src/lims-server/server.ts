@@ -78,7 +78,7 @@ class LimsTestServer implements LimsServer {
   private address = '';
 
   constructor(private readonly options: LimsServerOptions) {
-    this.current = { ...noFaults, ...options.faults };
+    this.current = { ...noFaults, ...options.faults, scripted: {} };
     this.resourcePath = options.resourcePath ?? '/api/v1/results';
     this.port = options.port ?? 0;
     const now = options.now ?? Date.now;
@@ -91,11 +91,13 @@ class LimsTestServer implements LimsServer {
       now,
       envelopeVersions: options.envelopeVersions ?? ['1'],
       hung: new Map(),
+      scripts: new Map(),
     };
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res);
     this.server = options.tls ? createHttpsServer({ ...options.tls, keepAlive: true }, onRequest) : createServer({ keepAlive: true }, onRequest);
     this.server.keepAliveTimeout = 60_000;
     this.server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => this.track(socket));
+    if (options.faults?.scripted) this.configure({ scripted: options.faults.scripted });
   }
 
   get url(): string {
@@ -123,7 +125,9 @@ class LimsTestServer implements LimsServer {
   }
 
   configure(patch: Partial<LimsFaults>): void {
-    this.current = { ...this.current, ...patch };
+    // Scripted fates are queued, not kept as settings: each is taken by one PUT.
+    for (const [id, fates] of Object.entries(patch.scripted ?? {})) this.ctx.scripts.set(id, [...(this.ctx.scripts.get(id) ?? []), ...fates]);
+    this.current = { ...this.current, ...patch, scripted: {} };
     if (this.current.outage) for (const s of this.sockets) s.destroy();
   }
 

@@ -1,6 +1,8 @@
 // How the LIMS sink reads one HTTP exchange: a table of rules, first match wins. Pure: no I/O, time passed in.
 // ARCHITECTURE.md invariant 6: only record-specific permanent failures are dead; anything that says "the LIMS
-// (or the way to it) is unwell" is a retry with scope 'sink', so the delivery engine's breaker pauses the drain.
+// (or the way to it) is unwell" is a retry with scope 'sink' (the delivery engine retries the record, and pauses the
+// drain when such failures come in a row), or 'unreachable' when no connection could be made (paused at once).
+import type { RetryScope } from './sink.js';
 
 /** What came back from one request: an HTTP answer, or no answer at all. */
 export type Exchange =
@@ -12,7 +14,7 @@ export type Verdict =
   | { action: 'delivered' }
   | { action: 'check-record'; why: string }
   | { action: 'refresh-token' }
-  | { action: 'retry'; scope: 'record' | 'sink'; delay: 'retry-after' | 'processing' | 'none'; why: string }
+  | { action: 'retry'; scope: RetryScope; delay: 'retry-after' | 'processing' | 'none'; why: string }
   | { action: 'dead'; why: string };
 
 /** Problem type a LIMS sends with 409 while the first request under the same idempotency key still runs. */
@@ -36,7 +38,8 @@ export const limsRules: readonly Rule[] = [
   { when: { status: [409, 409] }, then: { action: 'check-record', why: 'conflict on a conditional write' } },
   { when: { status: [412, 412] }, then: { action: 'check-record', why: 'precondition failed' } },
   { when: { status: [401, 401] }, then: { action: 'refresh-token' } },
-  // 429 throttles this client, not the record; the row waits for Retry-After without opening the breaker.
+  // RFC 6585 4: 429 says this client sends too fast. The LIMS is up: the row waits for Retry-After, the breaker stays
+  // closed, and the sink's pacing (lims-limiter.ts) keeps fewer requests in flight when 429s come often.
   { when: { status: [429, 429] }, then: { action: 'retry', scope: 'record', delay: 'retry-after', why: 'rate limited' } },
   { when: { status: [503, 503] }, then: { action: 'retry', scope: 'sink', delay: 'retry-after', why: 'LIMS unavailable' } },
   { when: { status: [500, 599] }, then: { action: 'retry', scope: 'sink', delay: 'none', why: 'LIMS server error' } },
@@ -45,7 +48,7 @@ export const limsRules: readonly Rule[] = [
   { when: { status: [100, 399] }, then: { action: 'retry', scope: 'sink', delay: 'none', why: 'unexpected status' } },
   { when: { failure: ['aborted'] }, then: { action: 'retry', scope: 'record', delay: 'none', why: 'delivery aborted' } },
   { when: { failure: ['timeout'] }, then: { action: 'retry', scope: 'sink', delay: 'none', why: 'LIMS timed out' } },
-  { when: { failure: ['connect'] }, then: { action: 'retry', scope: 'sink', delay: 'none', why: 'LIMS unreachable' } },
+  { when: { failure: ['connect'] }, then: { action: 'retry', scope: 'unreachable', delay: 'none', why: 'LIMS unreachable' } },
   // The request may have been applied; the idempotency key and the conditional write make the resend safe.
   { when: { failure: ['lost'] }, then: { action: 'retry', scope: 'sink', delay: 'none', why: 'response lost' } },
 ];

@@ -17,8 +17,8 @@ export type TokenAuth =
 /** The LIMS sink's name for TokenAuth. */
 export type LimsAuth = TokenAuth;
 
-/** A token, or a secret-free reason why none could be had. */
-export type TokenResult = { ok: true; token: string } | { ok: false; reason: string };
+/** A token, or a secret-free reason why none could be had (`unreachable`: no connection to the token endpoint). */
+export type TokenResult = { ok: true; token: string } | { ok: false; reason: string; unreachable?: boolean };
 
 /** Hands out bearer tokens; concurrent callers share one in-flight fetch. */
 export interface TokenProvider {
@@ -72,7 +72,7 @@ interface Issued {
   token: string;
   expiresAt: number;
 }
-type Fetch = (signal: AbortSignal) => Promise<{ ok: true; issued: Issued } | { ok: false; reason: string }>;
+type Fetch = (signal: AbortSignal) => Promise<{ ok: true; issued: Issued } | Extract<TokenResult, { ok: false }>>;
 
 function cachedSingleFlight(fetchToken: Fetch, now: () => number): Omit<TokenProvider, 'redact'> {
   let cached: Issued | undefined;
@@ -135,7 +135,7 @@ function clientCredentials(auth: ClientAuth, deps: TokenDeps, known: Set<string>
       bodyTimeoutMs: deps.timeoutMs,
       signal,
     });
-    if (res.kind === 'failure') return { ok: false, reason: `token endpoint ${res.failure}` };
+    if (res.kind === 'failure') return { ok: false, reason: `token endpoint ${res.failure}`, ...(res.failure === 'connect' ? { unreachable: true } : {}) };
     if (res.status !== 200) return { ok: false, reason: `token endpoint answered ${res.status}` };
     return parseTokenResponse(res.body, started, known);
   };

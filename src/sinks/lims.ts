@@ -8,7 +8,7 @@ import { sha256Hex, type ResultPayload } from '../payload.js';
 import { classify, problemOf, retryAfterAt } from './lims-classify.js';
 import { buildEnvelope, idempotencyKey, limsClinicalContent, sfString } from './lims-envelope.js';
 import { exchange, type LimsResponse } from './lims-http.js';
-import { createLimiter } from './lims-limiter.js';
+import { createLimiter, type Limiter } from './lims-limiter.js';
 import { createTokenProvider, type LimsAuth, type TokenProvider } from './lims-token.js';
 import type { OutboxRow, Outcome, Sink } from './sink.js';
 
@@ -61,7 +61,7 @@ export function createLimsSink(options: LimsSinkOptions, deps: LimsSinkDeps): Si
     ...(deps.readSecret ? { readSecret: deps.readSecret } : {}),
   });
   const limiter = createLimiter(options.concurrency);
-  const ctx: Ctx = { options, deps, dispatcher, tokens, origin: new URL(options.baseUrl).origin };
+  const ctx: Ctx = { options, deps, dispatcher, tokens, limiter, origin: new URL(options.baseUrl).origin };
   return {
     name: options.name ?? 'lims',
     deliver: (batch, signal) =>
@@ -87,6 +87,7 @@ interface Ctx {
   deps: LimsSinkDeps;
   dispatcher: Dispatcher;
   tokens: TokenProvider;
+  limiter: Limiter;
   origin: string;
 }
 
@@ -162,7 +163,7 @@ async function authed(
 ): Promise<Sent | { outcome: Outcome }> {
   let tok = await ctx.tokens.token();
   for (let attempt = 0; ; attempt++) {
-    if (!tok.ok) return { outcome: { kind: 'retry', reason: tok.reason, scope: 'sink' } };
+    if (!tok.ok) return { outcome: { kind: 'retry', reason: tok.reason, scope: tok.unreachable ? 'unreachable' : 'sink' } };
     const res = await exchange(ctx.dispatcher, {
       ...req,
       origin: ctx.origin,
@@ -171,6 +172,7 @@ async function authed(
       bodyTimeoutMs: ctx.options.timeouts.bodyMs,
       signal,
     });
+    if (res.kind === 'answer') ctx.limiter.heard(res.status === 429);
     if (res.kind !== 'answer' || res.status !== 401) return res;
     // A fresh token refused too means wrong credentials or a broken LIMS: every record is affected alike.
     if (attempt > 0) return { outcome: { kind: 'retry', reason: 'LIMS refused a freshly issued token', scope: 'sink' } };

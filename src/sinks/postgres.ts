@@ -1,5 +1,7 @@
 // The central PostgreSQL loader sink: one upsert+audit statement per batch (postgres-statement.ts), outcomes per
-// row. A server or network failure pauses the whole sink; a data error is isolated by bisecting the batch so that
+// row, on one connection taken for the batch. A connection that cannot be made pauses the whole sink at once; a
+// statement that fails for server or network reasons (a reset connection, a shutdown) is one sink-wide failure, which
+// the delivery engine retries and counts toward a pause; a data error is isolated by bisecting the batch so that
 // only the poison row is dead-lettered. Forwarded corrections (payload `supersedes`) go in statements of their own,
 // so the hot path stays the plain upsert. The sink never touches SQLite and never throws for I/O.
 import pg from 'pg';
@@ -69,11 +71,27 @@ class PostgresLoader implements PostgresSink {
   }
 
   async deliver(batch: readonly OutboxRow[], signal: AbortSignal): Promise<Outcome[]> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      const reason = describePgError(err);
+      return batch.map(() => ({ kind: 'retry', reason, scope: 'unreachable' }));
+    }
     const out: Outcome[] = new Array(batch.length);
-    let down: string | null = null;
-    for (const group of uniqueKeyGroups(prepare(batch))) {
-      if (down !== null || signal.aborted) markDown(group, down ?? 'stopping', out);
-      else if ((await this.load(group, out)) === 'down') down = (out[group[0]!.index] as { reason: string }).reason;
+    let broken: Error | undefined;
+    // A checked-out client reports its dying socket as an 'error' event too; unheard, it would kill the gateway.
+    const onError = (err: Error): void => void (broken ??= err);
+    client.on('error', onError);
+    try {
+      for (const group of uniqueKeyGroups(prepare(batch))) {
+        if (broken !== undefined || signal.aborted) notTried(group, broken ? describePgError(broken) : 'stopping', out);
+        else broken = (await this.load(client, group, out)) ?? broken;
+      }
+    } finally {
+      client.off('error', onError);
+      // A connection whose statement failed for the server's or the network's reasons is closed, never reused.
+      client.release(broken);
     }
     return out;
   }
@@ -82,42 +100,42 @@ class PostgresLoader implements PostgresSink {
     if (this.owned) await this.pool.end();
   }
 
-  // One statement for the slots; on a data error, bisect until the poison row stands alone.
-  private async load(slots: readonly Slot[], out: Outcome[]): Promise<'ok' | 'down'> {
+  // One statement for the slots; on a data error, bisect until the poison row stands alone. Returns the error that
+  // failed the statement for sink-wide reasons, if one did.
+  private async load(client: pg.PoolClient, slots: readonly Slot[], out: Outcome[]): Promise<Error | undefined> {
     const correcting = slots[0]!.correction;
     try {
       const params = batchParams(slots.map((s) => s.load), this.options.gatewayId);
-      const res = await this.pool.query<Answer>(correcting ? this.correcting : this.upsert, params);
-      await this.fill(slots, res.rows, out);
-      return 'ok';
+      const res = await client.query<Answer>(correcting ? this.correcting : this.upsert, params);
+      await this.fill(client, slots, res.rows, out);
+      return undefined;
     } catch (err) {
       const reason = describePgError(err);
       if (correcting && (err as { code?: unknown }).code === '42501') {
         // A role granted before corrections existed: only the corrections wait (loaderGrants, POSTGRES.md).
         for (const s of slots) out[s.index] = { kind: 'retry', reason: `${reason} (grant the loader role UPDATE on the clinical columns)`, scope: 'record' };
-        return 'ok';
+        return undefined;
       }
       if (classifyPgError(err) === 'sink') {
-        markDown(slots, reason, out);
-        return 'down';
+        failedExchange(slots, reason, out);
+        return err instanceof Error ? err : new Error(reason);
       }
       if (slots.length === 1) {
         out[slots[0]!.index] = { kind: 'dead', reason };
-        return 'ok';
+        return undefined;
       }
       const half = Math.ceil(slots.length / 2);
-      if ((await this.load(slots.slice(0, half), out)) === 'down') {
-        markDown(slots.slice(half), reason, out);
-        return 'down';
-      }
-      return this.load(slots.slice(half), out);
+      const broken = await this.load(client, slots.slice(0, half), out);
+      if (broken === undefined) return this.load(client, slots.slice(half), out);
+      notTried(slots.slice(half), describePgError(broken), out);
+      return broken;
     }
   }
 
-  private async fill(slots: readonly Slot[], rows: readonly Answer[], out: Outcome[]): Promise<void> {
+  private async fill(client: pg.PoolClient, slots: readonly Slot[], rows: readonly Answer[], out: Outcome[]): Promise<void> {
     const byKey = new Map(rows.map((r) => [r.dedup_key, r]));
     const conflicts = rows.filter((r) => r.conflict).map((r) => r.dedup_key);
-    const theirs = conflicts.length > 0 ? await this.storedVersions(conflicts) : new Map<string, string>();
+    const theirs = conflicts.length > 0 ? await this.storedVersions(client, conflicts) : new Map<string, string>();
     for (const s of slots) {
       const r = byKey.get(s.load.key);
       if (!r) out[s.index] = { kind: 'retry', reason: 'row missing from the batch answer', scope: 'record' };
@@ -130,9 +148,9 @@ class PostgresLoader implements PostgresSink {
     }
   }
 
-  private async storedVersions(keys: string[]): Promise<Map<string, string>> {
+  private async storedVersions(client: pg.PoolClient, keys: string[]): Promise<Map<string, string>> {
     try {
-      const res = await this.pool.query<StoredVersion & { dedup_key: string }>(this.stored, [keys]);
+      const res = await client.query<StoredVersion & { dedup_key: string }>(this.stored, [keys]);
       // `supersedes` is what a person's forward puts in the payload to replace exactly this version.
       return new Map(res.rows.map((r) => [r.dedup_key, JSON.stringify({ ...r, supersedes: storedClinicalContent(r) })]));
     } catch {
@@ -141,8 +159,13 @@ class PostgresLoader implements PostgresSink {
   }
 }
 
-function markDown(slots: readonly Slot[], reason: string, out: Outcome[]): void {
-  for (const s of slots) out[s.index] = { kind: 'retry', reason, scope: 'sink' };
+// One failed statement is one piece of evidence about the sink, however many rows rode on it (sinks/sink.ts).
+function failedExchange(slots: readonly Slot[], reason: string, out: Outcome[]): void {
+  slots.forEach((s, i) => (out[s.index] = { kind: 'retry', reason, scope: i === 0 ? 'sink' : 'record' }));
+}
+
+function notTried(slots: readonly Slot[], reason: string, out: Outcome[]): void {
+  for (const s of slots) out[s.index] = { kind: 'retry', reason, scope: 'record' };
 }
 
 // The server reads the payloads; one it cannot read (22P02, 22007 ...) is isolated by bisection like any data error.

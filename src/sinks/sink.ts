@@ -14,10 +14,21 @@ export interface OutboxRow {
   payloadSha256: string;
 }
 
-/** What happened to one row. `scope: 'sink'` on a retry means the sink as a whole is down (circuit breaker). */
+/**
+ * What a retry says about the sink as a whole, for the delivery engine's circuit breaker:
+ * - `record` (the default): nothing; this record alone must wait (an idempotency key in processing, 429, not tried).
+ * - `sink`: one failed exchange of the kind a sink that is down gives too (5xx, lost answer, timeout, reset). An
+ *   isolated one costs its record a retry; `failureThreshold` of them in a row with no answer between pause the sink.
+ *   It is counted once per exchange: when several rows rode on one failed exchange (PostgreSQL's batch statement),
+ *   one of them carries `sink` and the others `record`.
+ * - `unreachable`: the sink could not be reached at all (no connection could be made): pause it at once.
+ */
+export type RetryScope = 'record' | 'sink' | 'unreachable';
+
+/** What happened to one row. */
 export type Outcome =
   | { kind: 'delivered'; etag?: string; detail?: string }
-  | { kind: 'retry'; reason: string; notBefore?: number; scope?: 'record' | 'sink' }
+  | { kind: 'retry'; reason: string; notBefore?: number; scope?: RetryScope }
   // `etag`: the sink's current version tag of the record (LIMS); a person's forward sends it as If-Match.
   | { kind: 'conflict'; reason: string; theirs?: string; etag?: string }
   | { kind: 'dead'; reason: string };

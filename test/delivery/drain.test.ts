@@ -21,7 +21,7 @@ const sink: Sink = {
   close: async () => {},
 };
 const ok: Handler = (batch) => batch.map(() => ({ kind: 'delivered' }));
-const policy = { backoff: { baseMs: 1_000, capMs: 60_000 }, probeIntervalMs: 15_000, batchSize: 10, inFlight: 2 };
+const policy = { backoff: { baseMs: 1_000, capMs: 60_000 }, probeIntervalMs: 15_000, failureThreshold: 5, batchSize: 10, inFlight: 2 };
 
 function drain(over: Partial<typeof policy> = {}): Drain {
   return new Drain({ sink, outbox: s.outbox, policy: { ...policy, ...over }, clock, random: () => 0.5 });
@@ -81,6 +81,74 @@ describe('drain', () => {
     clock.advance(500);
     await settle();
     expect(states(s.db, 'lims')).toEqual({ sent: 1 });
+    await d.stop();
+  });
+
+  it('an isolated sink-wide failure among answers costs its row a retry, not a pause', async () => {
+    const keys = add(10, 0);
+    const failing = new Set([keys[3], keys[7]]);
+    handler = (batch) =>
+      batch.map((row) => {
+        if (!failing.delete(row.dedupKey)) return { kind: 'delivered' };
+        return row.dedupKey === keys[3]
+          ? { kind: 'retry', reason: 'response lost', scope: 'sink' }
+          : { kind: 'retry', reason: '503', scope: 'sink', notBefore: clock.now() + 2_000 };
+      });
+    const d = drain();
+    d.start();
+    await settle();
+    expect(d.status()).toMatchObject({ circuit: 'closed', delivered: 8, lastError: '503' });
+    expect(states(s.db, 'lims')).toEqual({ sent: 8, pending: 2 });
+    // Each row waits on its own: its jittered backoff (0.5 of 1000 ms), or the sink's Retry-After.
+    expect(clock.armed).toEqual([clock.now() + 500]);
+    clock.advance(500);
+    await settle();
+    expect(states(s.db, 'lims')).toEqual({ sent: 9, pending: 1 });
+    expect(clock.armed).toEqual([clock.now() + 1_500]);
+    clock.advance(1_500);
+    await settle();
+    expect(states(s.db, 'lims')).toEqual({ sent: 10 });
+    expect(calls).toEqual([10, 1, 1]);
+    expect(s.db.prepare('SELECT SUM(attempts) FROM outbox').pluck().get()).toBe(2);
+    await d.stop();
+  });
+
+  it('failureThreshold sink-wide failures in a row pause the sink, across batches', async () => {
+    add(10, 0);
+    handler = (batch) => batch.map(() => ({ kind: 'retry', reason: 'timed out', scope: 'sink' }));
+    const d = drain({ batchSize: 2, inFlight: 1 });
+    d.start();
+    await settle();
+    // Two batches of two failures leave the breaker closed (4 < 5) and their rows backing off; the fifth failure opens it.
+    expect(calls).toEqual([2, 2, 2]);
+    expect(d.status()).toMatchObject({ circuit: 'open', nextProbeAt: clock.now() + 15_000, lastError: 'timed out' });
+    const attempts = s.db.prepare('SELECT attempts FROM outbox ORDER BY id').pluck().all();
+    expect(attempts).toEqual([1, 1, 1, 1, 0, 0, 0, 0, 0, 0]);
+    handler = ok;
+    clock.advance(15_000);
+    await settle();
+    expect(states(s.db, 'lims')).toEqual({ sent: 10 });
+    expect(d.status().circuit).toBe('closed');
+    await d.stop();
+  });
+
+  it('a refused connection pauses the sink at once, probing at its Retry-After when it gave one', async () => {
+    add(3, 0);
+    handler = (batch) => batch.map(() => ({ kind: 'retry', reason: 'ECONNREFUSED', scope: 'unreachable' }));
+    const d = drain({ batchSize: 1, inFlight: 1 });
+    d.start();
+    await settle();
+    expect(calls).toEqual([1]);
+    expect(d.status()).toMatchObject({ circuit: 'open', nextProbeAt: clock.now() + 15_000 });
+    handler = (batch) => batch.map(() => ({ kind: 'retry', reason: '503', scope: 'unreachable', notBefore: clock.now() + 4_000 }));
+    clock.advance(15_000);
+    await settle();
+    expect(d.status()).toMatchObject({ circuit: 'open', nextProbeAt: clock.now() + 4_000 });
+    handler = ok;
+    clock.advance(4_000);
+    await settle();
+    expect(states(s.db, 'lims')).toEqual({ sent: 3 });
+    expect(s.db.prepare('SELECT MAX(attempts) FROM outbox').pluck().get()).toBe(0);
     await d.stop();
   });
 

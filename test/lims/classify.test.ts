@@ -25,7 +25,7 @@ const rows: [string, Exchange, Partial<Verdict> & { action: Verdict['action'] }]
   ['422', answer(422), { action: 'dead' }],
   ['302', answer(302), { action: 'retry', scope: 'sink' }],
   ['timeout', fail('timeout'), { action: 'retry', scope: 'sink' }],
-  ['connection refused', fail('connect'), { action: 'retry', scope: 'sink' }],
+  ['connection refused', fail('connect'), { action: 'retry', scope: 'unreachable' }],
   ['lost response', fail('lost'), { action: 'retry', scope: 'sink' }],
   ['aborted', fail('aborted'), { action: 'retry', scope: 'record' }],
 ];

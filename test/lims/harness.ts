@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLimsServer, type LimsServer, type LimsServerOptions } from '../../src/lims-server/server.js';
-import { createLimsSink, type LimsLog, type LimsSinkOptions } from '../../src/sinks/lims.js';
+import { createLimsSink, type LimsLog, type LimsSinkDeps, type LimsSinkOptions } from '../../src/sinks/lims.js';
 import type { OutboxRow, Outcome, Sink } from '../../src/sinks/sink.js';
 
 export const CLIENT_SECRET = 'labgate-secret-Zq81';
@@ -24,8 +24,8 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-/** Starts a server with `serverOptions`, and a sink with `sinkOptions` over it. */
-export async function rig(serverOptions: LimsServerOptions = {}, sinkOptions: Partial<LimsSinkOptions> = {}): Promise<Rig> {
+/** Starts a server with `serverOptions`, and a sink with `sinkOptions` (and `now`, default Date.now) over it. */
+export async function rig(serverOptions: LimsServerOptions = {}, sinkOptions: Partial<LimsSinkOptions> = {}, deps: Pick<Partial<LimsSinkDeps>, 'now'> = {}): Promise<Rig> {
   const server = createLimsServer({ clients: [{ clientId: 'labgate', clientSecret: CLIENT_SECRET }], ...serverOptions });
   await server.start();
   const dir = mkdtempSync(join(tmpdir(), 'lims-'));
@@ -42,7 +42,7 @@ export async function rig(serverOptions: LimsServerOptions = {}, sinkOptions: Pa
       processingRetryMs: 50,
       ...sinkOptions,
     },
-    { now: Date.now, log, gatewayId: 'gw-test' },
+    { now: deps.now ?? Date.now, log, gatewayId: 'gw-test' },
   );
   return {
     server,

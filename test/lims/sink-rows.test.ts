@@ -97,11 +97,11 @@ describe('LIMS sink, one row per classification', () => {
     expect(out!.kind === 'retry' && out!.reason).toMatch(/timed out/);
   });
 
-  it('connection refused: retry for the whole sink', async () => {
+  it('connection refused: the LIMS is unreachable (the breaker opens at once)', async () => {
     r = await rig();
     await r.server.stop();
     const [out] = await r.sink.deliver(sampleRows(1), signal);
-    expect(out).toMatchObject({ kind: 'retry', scope: 'sink' });
+    expect(out).toMatchObject({ kind: 'retry', scope: 'unreachable' });
     await r.server.start();
   });
 

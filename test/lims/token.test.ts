@@ -64,6 +64,6 @@ describe('LIMS token provider', () => {
 
   it('an unreachable token endpoint is a reason, not an exception', async () => {
     const p = await provider({ tokenUrl: 'http://127.0.0.1:1/oauth/token' });
-    expect(await p.token()).toEqual({ ok: false, reason: 'token endpoint connect' });
+    expect(await p.token()).toEqual({ ok: false, reason: 'token endpoint connect', unreachable: true });
   });
 });

@@ -36,7 +36,7 @@ it('rides out an outage: nothing dead-lettered, everything delivered once', asyn
   const sink = createPostgresSink({
     url: proxy.url(db.url), schema: db.schema, poolSize: 1, gatewayId: 'gw-outage', connectTimeoutMs: 1_000, idleTimeoutMs: 100,
   });
-  const policy = { backoff: { baseMs: 50, capMs: 500 }, probeIntervalMs: 100, batchSize: 10, inFlight: 2 };
+  const policy = { backoff: { baseMs: 50, capMs: 500 }, probeIntervalMs: 100, failureThreshold: 5, batchSize: 10, inFlight: 2 };
   const drain = new Drain({ sink, outbox: store.outbox, policy, clock: systemClock, random: Math.random });
 
   proxy.cut();

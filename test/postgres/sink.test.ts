@@ -69,12 +69,12 @@ describe('postgres sink', () => {
     expect(batch.filter((r) => table.has(r.dedupKey))).toHaveLength(5);
   });
 
-  it('reports a whole-sink retry, not a dead letter, when the server cannot be reached', async () => {
+  it('reports the sink unreachable (a pause, never a dead letter) when no connection can be made', async () => {
     const dead = createPostgresSink({ url: 'postgres://postgres@127.0.0.1:1/none', schema: db.schema, poolSize: 1, gatewayId: 'gw', connectTimeoutMs: 2_000 });
     const batch = rows([sampleResult(30), sampleResult(31)]);
     const outcomes = await dead.deliver(batch, never);
     await dead.close();
-    expect(outcomes).toEqual([expect.objectContaining({ kind: 'retry', scope: 'sink' }), expect.objectContaining({ kind: 'retry', scope: 'sink' })]);
+    expect(outcomes).toEqual([expect.objectContaining({ kind: 'retry', scope: 'unreachable' }), expect.objectContaining({ kind: 'retry', scope: 'unreachable' })]);
   });
 
   it('runs its own sessions with jit off', async () => {

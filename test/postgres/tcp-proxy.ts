@@ -1,11 +1,13 @@
 // A small TCP proxy to put between a sink and PostgreSQL: cut() drops every connection and refuses new ones
-// (as a dead network or a restarting server would), restore() lets traffic through again. The shared server
-// itself is never stopped.
+// (as a dead network or a restarting server would), restore() lets traffic through again; dropAnswers(n) resets the
+// connection of each of the next n statements when the server's answer arrives (the statement ran, its answer is
+// lost: a connection reset mid-batch). The shared server itself is never stopped.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 /** A cuttable TCP proxy on 127.0.0.1. */
 export class TcpProxy {
   private up = true;
+  private answersToDrop = 0;
   private readonly sockets = new Set<Socket>();
   private constructor(
     private readonly server: Server,
@@ -42,6 +44,11 @@ export class TcpProxy {
     this.up = true;
   }
 
+  /** Resets the connection of each of the next `n` statements (Parse or Query messages) once the server answers. */
+  dropAnswers(n: number): void {
+    this.answersToDrop = n;
+  }
+
   async close(): Promise<void> {
     this.cut();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -62,6 +69,19 @@ export class TcpProxy {
         upstream.destroy();
       });
     }
-    client.pipe(upstream).pipe(client);
+    // A statement's messages start a chunk (pg writes them at once): 'P' Parse, 'Q' simple Query (the frontend/backend protocol's message formats).
+    let dropping = false;
+    client.on('data', (chunk: Buffer) => {
+      if (!dropping && this.answersToDrop > 0 && (chunk[0] === 0x50 || chunk[0] === 0x51)) {
+        dropping = true;
+        this.answersToDrop--;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!dropping) return void client.write(chunk);
+      client.destroy();
+      upstream.destroy();
+    });
   }
 }
