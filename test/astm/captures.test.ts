@@ -1,5 +1,5 @@
 // The shared real-analyzer captures, decoded as the gateway would and compared with their hand readings.
-// The folder is required: a missing folder FAILS this suite (CI sets LABGATE_CAPTURES_DIR and checks it).
+// Without the corpus the suite is skipped and says why, or fails where the corpus is required (capture-corpus.ts).
 //
 // Where labgate disagrees with a reading, the test says so and why:
 //  1. Result time when R.13 is empty but R.12 is set (DCA Vantage, Yumizen H500): the readings take H.14
@@ -13,21 +13,19 @@
 //     the range (LIS2-A2 R.6: range ^ description).
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeAstmCapture } from '../../drivers/astm/decode.js';
 import type { AstmOptionsInput } from '../../drivers/astm/options.js';
 import type { Rejection } from '../../src/message.js';
+import { capturesDir, describeCaptures } from '../fixtures/capture-corpus.js';
 import type { KeyedResult } from '../../src/result.js';
 import { canonicalInstant } from '../../src/result.js';
 import { options, profile } from './profile.js';
 import type { CaptureProfile } from './profiles/captures.js';
 import { captureProfiles } from './profiles/captures.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const capturesDir = resolve(repoRoot, process.env.LABGATE_CAPTURES_DIR ?? '../shared/captures');
-const astmDir = join(capturesDir, 'astm');
+const astmDir = capturesDir('astm');
 
 interface ReadingResult {
   specimen_id: string;
@@ -75,8 +73,8 @@ function compare(ours: KeyedResult, r: ReadingResult, time: string | null): void
   expect(ours.resultedAt).toBe(time);
 }
 
-describe('real analyzer captures (../shared/captures/astm)', () => {
-  it('the captures folder exists (set LABGATE_CAPTURES_DIR); this suite fails rather than skips without it', () => {
+describeCaptures('real analyzer captures (astm)', () => {
+  it('the corpus has its ASTM folder', () => {
     expect(existsSync(astmDir), `captures folder missing: ${astmDir}`).toBe(true);
   });
 

@@ -1,16 +1,15 @@
 // The real HL7 captures in ../shared/captures/hl7 (never copied into the project) decoded with a profile
-// for each analyzer and compared with their hand readings. Missing captures fail the suite: CI sets
-// LABGATE_CAPTURES_DIR and must never pass by skipping.
+// for each analyzer and compared with their hand readings. Without the corpus the suite is skipped and says why,
+// or fails where the corpus is required (CI; see capture-corpus.ts).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, test } from 'vitest';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
 import { decodeHl7Capture } from '../../drivers/hl7/decode.js';
 import type { Hl7OptionsInput } from '../../drivers/hl7/options.js';
 import type { InstrumentProfile } from '../../src/config/mapping.js';
+import { capturesDir, describeCaptures } from '../fixtures/capture-corpus.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const dir = join(resolve(root, process.env.LABGATE_CAPTURES_DIR ?? '../shared/captures'), 'hl7');
+const dir = capturesDir('hl7');
 
 interface ReadingRow {
   value_type: string;
@@ -68,7 +67,7 @@ function expectedInstant(local: string): string {
   return new Date(ms).toISOString().slice(0, 19) + '+00:00';
 }
 
-describe('HL7 captures', () => {
+describeCaptures('HL7 captures', () => {
   test('the captures folder exists and every capture has an analyzer profile', () => {
     expect(existsSync(dir), `captures missing at ${dir} (set LABGATE_CAPTURES_DIR)`).toBe(true);
     const files = readdirSync(dir).filter((f) => !f.endsWith('.expected.json'));

@@ -1,12 +1,14 @@
 // The real line capture in ../shared/captures/line (never copied) decoded with the shipped layout and
-// compared with its hand reading. Missing captures fail: CI must never pass by skipping.
+// compared with its hand reading. Without the corpus the suite is skipped and says why, or fails where the corpus is
+// required (CI; see capture-corpus.ts).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
 import { decodeLineCapture } from '../../drivers/line/decode.js';
-import { loadLayout, root } from './layouts.js';
+import { capturesDir, describeCaptures } from '../fixtures/capture-corpus.js';
+import { loadLayout } from './layouts.js';
 
-const dir = join(resolve(root, process.env.LABGATE_CAPTURES_DIR ?? '../shared/captures'), 'line');
+const dir = capturesDir('line');
 
 interface ReadingRow {
   specimen_id: string;
@@ -21,7 +23,7 @@ interface ReadingRow {
 /** Capture → shipped layout. */
 const layouts: Record<string, string> = { 'senaite-astm__spotchem_el.txt': 'arkray-spotchem-el.yaml' };
 
-describe('line captures', () => {
+describeCaptures('line captures', () => {
   test('the captures folder exists and every capture has a layout', () => {
     expect(existsSync(dir), `captures missing at ${dir} (set LABGATE_CAPTURES_DIR)`).toBe(true);
     const files = readdirSync(dir).filter((f) => !f.endsWith('.expected.json'));
