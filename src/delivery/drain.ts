@@ -237,14 +237,18 @@ export class Drain {
     }
   }
 
-  // A row waits its own backoff (and the sink's Retry-After); but while the sink is paused, a row the sink failed
-  // keeps its due time and its attempts (null): the outage is the sink's, and the probe decides when rows go again.
+  // A row waits its own backoff (and the sink's Retry-After). The delay grows with the row's attempts only for a
+  // failure of its own: a sink-wide failure says nothing about the row, so it waits the first step (the breaker, not
+  // the row's bad luck, answers for the sink's health). While the sink is paused, a row the sink failed keeps its due
+  // time and its attempts (null): the outage is the sink's, and the probe decides when rows go again.
   private retryTimes(rows: readonly OutboxRow[], outcomes: readonly Outcome[], now: number): (number | null)[] {
     const { policy, random } = this.options;
     const paused = this.circuit.kind !== 'closed';
     return outcomes.map((o, i) => {
-      if (o.kind !== 'retry' || (paused && o.scope !== undefined && o.scope !== 'record')) return null;
-      return retryAt(now, rows[i]!.attempts, policy.backoff, random, o.notBefore);
+      if (o.kind !== 'retry') return null;
+      const sinkWide = o.scope !== undefined && o.scope !== 'record';
+      if (paused && sinkWide) return null;
+      return retryAt(now, sinkWide ? 0 : rows[i]!.attempts, policy.backoff, random, o.notBefore);
     });
   }
 

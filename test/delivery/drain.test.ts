@@ -113,6 +113,20 @@ describe('drain', () => {
     await d.stop();
   });
 
+  it("a sink-wide failure waits the first backoff step whatever the row's attempts; a failure of its own grows", async () => {
+    const [sinkWide, own] = add(2, 0);
+    s.db.prepare('UPDATE outbox SET attempts = 3').run();
+    handler = (batch) =>
+      batch.map((row) => ({ kind: 'retry', reason: row.dedupKey === sinkWide ? '503' : '409 in processing', scope: row.dedupKey === sinkWide ? 'sink' : 'record' }));
+    const d = drain();
+    d.start();
+    await settle();
+    const due = s.db.prepare('SELECT dedup_key, next_attempt_at - ? FROM outbox').raw().all(clock.now());
+    // 0.5 of min(cap, 1000 * 2^0) for the sink's failure; 0.5 of 1000 * 2^3 for the row's own.
+    expect(Object.fromEntries(due as [string, number][])).toEqual({ [sinkWide!]: 500, [own!]: 4_000 });
+    await d.stop();
+  });
+
   it('failureThreshold sink-wide failures in a row pause the sink, across batches', async () => {
     add(10, 0);
     handler = (batch) => batch.map(() => ({ kind: 'retry', reason: 'timed out', scope: 'sink' }));
