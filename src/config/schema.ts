@@ -94,7 +94,6 @@ const limsSink = z.strictObject({
   enabled: z.boolean().default(true),
   baseUrl: z.string().url(),
   resourcePath: z.string().startsWith('/').default('/records'),
-  envelopeVersion: z.string().min(1).default('1'),
   concurrency: z.number().int().min(1).max(64).default(8),
   caFile: filePath.optional(),
   timeouts: z

@@ -1,7 +1,13 @@
 // The body labgate PUTs to the LIMS: a versioned envelope around one result, and the idempotency key derived from it.
 // Everything here is a pure function of the stored payload and the gateway id, so a retry, a replay or a rebuilt
-// gateway with the same id sends byte-identical bodies under the same key.
+// gateway with the same id sends byte-identical bodies under the same key. The shape is documented in LIMS.md.
 import { sha256Hex, type ResultPayload } from '../payload.js';
+
+/**
+ * The one envelope shape labgate sends, named in the body and the `X-Envelope-Version` header. Adding a field keeps
+ * the version (a reader ignores fields it does not know); renaming, removing or retyping one would be a new version.
+ */
+export const ENVELOPE_VERSION = '1';
 
 /** The JSON document the LIMS stores for one result. */
 export interface LimsEnvelope {
@@ -37,11 +43,11 @@ export interface LimsEnvelope {
   };
 }
 
-/** Builds the envelope of `envelopeVersion` for a stored payload. */
-export function buildEnvelope(payload: ResultPayload, envelopeVersion: string, gatewayId: string): LimsEnvelope {
+/** Builds the envelope for a stored payload. */
+export function buildEnvelope(payload: ResultPayload, gatewayId: string): LimsEnvelope {
   const r = payload.result;
   return {
-    envelopeVersion,
+    envelopeVersion: ENVELOPE_VERSION,
     recordId: payload.recordId,
     dedupKey: payload.dedupKey,
     result: {

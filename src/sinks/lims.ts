@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher } from 'undici';
 import { sha256Hex, type ResultPayload } from '../payload.js';
 import { classify, problemOf, retryAfterAt } from './lims-classify.js';
-import { buildEnvelope, idempotencyKey, limsClinicalContent, sfString } from './lims-envelope.js';
+import { buildEnvelope, ENVELOPE_VERSION, idempotencyKey, limsClinicalContent, sfString } from './lims-envelope.js';
 import { exchange, type LimsResponse } from './lims-http.js';
 import { createLimiter, type Limiter } from './lims-limiter.js';
 import { createTokenProvider, type LimsAuth, type TokenProvider } from './lims-token.js';
@@ -20,7 +20,6 @@ export interface LimsSinkOptions {
   baseUrl: string;
   /** e.g. `/api/v1/results`; the record id is appended. */
   resourcePath: string;
-  envelopeVersion: string;
   /** Requests in flight at once across all concurrent deliver() calls (and keep-alive connections per origin). */
   concurrency: number;
   timeouts: { connectMs: number; headersMs: number; bodyMs: number };
@@ -126,11 +125,11 @@ async function deliverChecked(ctx: Ctx, row: OutboxRow, signal: AbortSignal): Pr
   if (sha256Hex(row.payload) !== row.payloadSha256) return { kind: 'dead', reason: 'payload corrupted at rest' };
   const payload = parsePayload(row.payload);
   if (!payload) return { kind: 'dead', reason: 'payload is not a result payload' };
-  const body = JSON.stringify(buildEnvelope(payload, ctx.options.envelopeVersion, ctx.deps.gatewayId));
+  const body = JSON.stringify(buildEnvelope(payload, ctx.deps.gatewayId));
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'idempotency-key': sfString(idempotencyKey(row.recordId, body)),
-    'x-envelope-version': ctx.options.envelopeVersion,
+    'x-envelope-version': ENVELOPE_VERSION,
     // RFC 9110 13.1.2: `*` makes the first write create-only; a correction names the version it replaces.
     ...(row.etag === null ? { 'if-none-match': '*' } : { 'if-match': row.etag }),
   };
@@ -239,7 +238,7 @@ async function checkRecord(ctx: Ctx, row: OutboxRow, ours: ResultPayload, signal
   } catch {
     theirs = null;
   }
-  const mine = limsClinicalContent(buildEnvelope(ours, ctx.options.envelopeVersion, ctx.deps.gatewayId));
+  const mine = limsClinicalContent(buildEnvelope(ours, ctx.deps.gatewayId));
   if (mine !== null && limsClinicalContent(theirs) === mine) return delivered(res.headers.etag, 'already in the LIMS with the same clinical content');
   // Their ETag travels with the conflict: a person who forwards labgate's version then supersedes exactly the version
   // they saw (If-Match); a later edit in the LIMS fails that precondition again and is a new conflict.

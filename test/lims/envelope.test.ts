@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/load.js';
 import { sampleResult, sampleRow } from '../../src/lims-server/sample-rows.js';
-import { buildEnvelope, idempotencyKey, limsClinicalContent, sfString } from '../../src/sinks/lims-envelope.js';
+import { buildEnvelope, ENVELOPE_VERSION, idempotencyKey, limsClinicalContent, sfString } from '../../src/sinks/lims-envelope.js';
 import type { ResultPayload } from '../../src/payload.js';
 
-const envelopeOf = (i: number, over = {}) => buildEnvelope(JSON.parse(sampleRow(i, sampleResult(i, over)).payload) as ResultPayload, '1', 'gw-a');
+const envelopeOf = (i: number, over = {}) => buildEnvelope(JSON.parse(sampleRow(i, sampleResult(i, over)).payload) as ResultPayload, 'gw-a');
 
 describe('LIMS envelope', () => {
   it('carries the record id, dedup key and provenance', () => {
@@ -45,7 +47,7 @@ describe('LIMS envelope', () => {
   it('reads a payload stored before bound and statusCode existed with both null', () => {
     const payload = JSON.parse(sampleRow(1, sampleResult(1)).payload) as ResultPayload;
     const { bound: _b, statusCode: _s, ...older } = payload.result;
-    const e = buildEnvelope({ ...payload, result: older as ResultPayload['result'] }, '1', 'gw-a');
+    const e = buildEnvelope({ ...payload, result: older as ResultPayload['result'] }, 'gw-a');
     expect(e.result).toMatchObject({ bound: null, statusCode: null });
   });
 
@@ -54,4 +56,28 @@ describe('LIMS envelope', () => {
     const before = { ...today, result: { ...today.result, value: 0.5, bound: undefined } };
     expect(limsClinicalContent(before)).toBe(limsClinicalContent(today));
   });
+
+  it('is exactly the documented version 1: every field of src/sinks/LIMS.md, no other', () => {
+    const doc = readFileSync(new URL('../../src/sinks/LIMS.md', import.meta.url), 'utf8');
+    const version1 = doc.slice(doc.indexOf('## Version 1'), doc.indexOf('## Headers'));
+    const documented = [...version1.matchAll(/^\| `([\w.]+)` \|/gm)].map((m) => m[1]);
+    const sent = leafPaths(envelopeOf(1));
+    expect(sent.sort()).toEqual(documented.sort());
+    expect(ENVELOPE_VERSION).toBe('1');
+  });
+
+  it('is not configurable: a configuration naming a version is refused, not silently ignored', () => {
+    const lims = { baseUrl: 'https://lims.example', auth: { kind: 'static', tokenFile: '/etc/labgate/lims-token' } };
+    expect(validateConfig({ gateway: { id: 'gw' }, sinks: { lims } }).kind).toBe('ok');
+    const refused = validateConfig({ gateway: { id: 'gw' }, sinks: { lims: { ...lims, envelopeVersion: '2' } } });
+    expect(refused.kind).toBe('invalid');
+    expect(JSON.stringify(refused)).toMatch(/envelopeVersion/);
+  });
 });
+
+/** `a.b` paths of an object's leaves (arrays are leaves). */
+function leafPaths(value: object, prefix = ''): string[] {
+  return Object.entries(value).flatMap(([k, v]) =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) ? leafPaths(v as object, `${prefix}${k}.`) : [`${prefix}${k}`],
+  );
+}

@@ -35,7 +35,6 @@ export async function rig(serverOptions: LimsServerOptions = {}, sinkOptions: Pa
     {
       baseUrl: server.url,
       resourcePath: '/api/v1/results',
-      envelopeVersion: '1',
       concurrency: 8,
       timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 2000 },
       auth: { kind: 'oauth2', tokenUrl: `${server.url}/oauth/token`, clientId: 'labgate', clientSecretFile: join(dir, 'secret') },

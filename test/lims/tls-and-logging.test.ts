@@ -35,7 +35,6 @@ function options(url: string, extra: Partial<LimsSinkOptions> = {}): LimsSinkOpt
   return {
     baseUrl: url,
     resourcePath: '/api/v1/results',
-    envelopeVersion: '1',
     concurrency: 4,
     timeouts: { connectMs: 2000, headersMs: 2000, bodyMs: 2000 },
     auth: { kind: 'oauth2', tokenUrl: `${url}/oauth/token`, clientId: 'labgate', clientSecretFile: join(dir, 'secret') },
