@@ -1,15 +1,12 @@
 // LIMS drain throughput against the test server with 20 ms latency: the sink at concurrency 16 beside the
 // ceiling concurrency / latency, and the one-request-at-a-time loop a naive client runs as the peer.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { sampleRows } from '../src/lims-server/sample-rows.js';
 import { createLimsSink } from '../src/sinks/lims.js';
 import type { OutboxRow } from '../src/sinks/sink.js';
+import { startLimsChild } from './lims-child.js';
 import { sig, type BenchLine } from './line.js';
 
 const LATENCY_MS = 20;
@@ -25,7 +22,6 @@ async function measure(url: string, secretFile: string, rows: OutboxRow[], concu
     {
       baseUrl: url,
       resourcePath: '/api/v1/results',
-      envelopeVersion: '1',
       concurrency,
       timeouts: { connectMs: 2000, headersMs: 5000, bodyMs: 5000 },
       auth: { kind: 'oauth2', tokenUrl: `${url}/oauth/token`, clientId: 'labgate', clientSecretFile: secretFile },
@@ -54,18 +50,9 @@ async function measure(url: string, secretFile: string, rows: OutboxRow[], concu
   }
 }
 
-/** The test server in a child process: a real LIMS does not share the gateway's event loop either. */
-async function startServer(): Promise<{ url: string; child: ChildProcess }> {
-  const main = join(dirname(fileURLToPath(import.meta.url)), '../src/lims-server/main.js');
-  const options = { clients: [{ clientId: 'labgate', clientSecret: 'bench-secret' }], faults: { latencyMs: LATENCY_MS } };
-  const child = spawn(process.execPath, [main, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-  return { url: (JSON.parse(line) as { url: string }).url, child };
-}
-
 /** bench entry point. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
-  const server = await startServer();
+  const server = await startLimsChild({ clients: [{ clientId: 'labgate', clientSecret: 'bench-secret' }], faults: { latencyMs: LATENCY_MS } });
   const dir = mkdtempSync(join(tmpdir(), 'lims-bench-'));
   const secretFile = join(dir, 'secret');
   writeFileSync(secretFile, 'bench-secret');
@@ -97,8 +84,7 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
       cpus: availableParallelism(),
     });
   } finally {
-    server.child.kill('SIGTERM');
-    await once(server.child, 'exit');
+    await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
