@@ -142,4 +142,25 @@ export const migrations: readonly Migration[] = [
   `,
   /* 3: the analyzer's status letter, and a censored value's bound apart from its (now absent) value */
   keepStatusCodeAndBound,
+  /* 4: per-instrument figures of each local day, kept by ingest (instrument-days.ts) */ `
+  CREATE TABLE instrument_days (
+    instrument_id    TEXT    NOT NULL,
+    day              TEXT    NOT NULL,          -- the gateway's local calendar day, YYYY-MM-DD
+    messages         INTEGER NOT NULL DEFAULT 0,
+    results          INTEGER NOT NULL DEFAULT 0, -- results first stored (a replay adds none)
+    rejected         INTEGER NOT NULL DEFAULT 0, -- results rejected on arrival
+    last_message_at  INTEGER,                    -- epoch ms of that day's newest message
+    PRIMARY KEY (instrument_id, day)
+  ) WITHOUT ROWID;
+  -- An upgraded gateway starts from what the journal and the results hold, so its first "today" is already true.
+  -- SQLite's 'localtime' is the process's time zone, as localDay() is in JavaScript.
+  INSERT INTO instrument_days (instrument_id, day, messages, rejected, last_message_at)
+    SELECT instrument_id, date(received_at / 1000, 'unixepoch', 'localtime'), count(*),
+      sum(coalesce(json_array_length(reasons), 0)), max(received_at)
+    FROM captures GROUP BY 1, 2;
+  INSERT INTO instrument_days (instrument_id, day, results)
+    SELECT c.instrument_id, date(c.received_at / 1000, 'unixepoch', 'localtime'), count(*)
+    FROM results r JOIN captures c ON c.id = r.capture_id WHERE true GROUP BY 1, 2
+    ON CONFLICT (instrument_id, day) DO UPDATE SET results = excluded.results;
+  `,
 ];

@@ -13,11 +13,12 @@ import { CaptureJournal, type JournaledCapture, type RejectedCapture } from './c
 import { ConflictResolver, type ConflictChoice, type Resolution } from './conflict-resolution.js';
 import { openDatabase } from './database.js';
 import { ResultWriter, validateResults } from './ingest.js';
+import { InstrumentDays, type InstrumentFigures } from './instrument-days.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { Outbox } from './outbox.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
-export type { ConflictChoice, OpenConflict, RecentResult, RejectedCapture, Resolution, ResultRef, SinkDelivery, StoreCounts };
+export type { ConflictChoice, InstrumentFigures, OpenConflict, RecentResult, RejectedCapture, Resolution, ResultRef, SinkDelivery, StoreCounts };
 
 /** What one ingest did. */
 export interface IngestSummary {
@@ -41,6 +42,8 @@ export interface StoreOptions {
   lock?: boolean;
   /** How long a write waits for another connection's transaction before failing. Default 5000 ms. */
   busyTimeoutMs?: number;
+  /** The local calendar day (`YYYY-MM-DD`) of an instant, for the per-instrument day figures. Default: the process's zone. */
+  dayOf?: (at: number) => string;
 }
 
 /** An operator action for the append-only audit log. */
@@ -73,6 +76,7 @@ export class Store {
   private readonly journal: CaptureJournal;
   private readonly writer: ResultWriter;
   private readonly reads: StoreReads;
+  private readonly days: InstrumentDays;
   private readonly resolveTx: Database.Transaction<(id: number, choice: ConflictChoice, actor: string, now: number) => Resolution>;
   private readonly ingestTx: Database.Transaction<
     (capture: Capture, rawSha256: string, valid: KeyedResult[], rejections: Rejection[], now: number) => IngestSummary
@@ -90,6 +94,7 @@ export class Store {
     this.journal = new CaptureJournal(db);
     this.writer = new ResultWriter(db, options.sinks, options.qcSinks);
     this.reads = new StoreReads(db);
+    this.days = new InstrumentDays(db, options.dayOf);
     this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) =>
       this.commitMessage(capture, rawSha256, valid, rejections, now),
     );
@@ -137,6 +142,11 @@ export class Store {
   /** Totals of results, captures and open conflicts. */
   counts(): StoreCounts {
     return this.reads.counts();
+  }
+
+  /** Every instrument's figures for the local `day` (`YYYY-MM-DD`) and its last message time, in one small read. */
+  instrumentFigures(day: string): InstrumentFigures[] {
+    return this.days.figures(day);
   }
 
   /** The most recently stored results, newest first. */
@@ -191,6 +201,7 @@ export class Store {
     const ctx = { capture: from, now, actor: GATEWAY_ACTOR, counted: null };
     const { tally, keys } = this.writer.writeAll(valid, ctx);
     this.auditRejections(id, rejections, GATEWAY_ACTOR, now);
+    this.days.message(capture.instrumentId, capture.receivedAt, tally.inserted, rejections.length);
     // Only a rejected capture can be reprocessed, so only it needs to remember what it was counted for.
     if (rejections.length > 0) this.journal.settle(id, rejections, valid.length, keys, now);
     return { captureId: id, ...tally, rejected: rejections.length };
@@ -213,6 +224,7 @@ export class Store {
     const { tally, keys } = this.writer.writeAll(valid, { capture: from, now, actor, counted });
     this.auditRejections(captureId, rejections, actor, now);
     this.journal.settle(captureId, rejections, valid.length, [...capture.countedKeys, ...keys], now);
+    this.days.reprocessed(capture.instrumentId, capture.receivedAt, tally.inserted);
     const summary = { captureId, ...tally, rejected: rejections.length };
     this.writer.audit(now, actor, 'reprocessed', `capture:${captureId}`, JSON.stringify(summary));
     return summary;

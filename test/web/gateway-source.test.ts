@@ -56,7 +56,11 @@ describe('gatewayStatusSource over a real store', () => {
   it('reads instruments, sinks, results and every work queue', async () => {
     const { source } = world();
     const snap = await source.snapshot();
-    expect(snap.instruments).toEqual([expect.objectContaining({ id: 'chem-1', state: 'error', reason: 'EIO: unplugged', messagesToday: 3, resultsToday: 5, naks: 2, rejected: 1 })]);
+    // Messages, results and rejections from the store (three messages: two new results, a conflict, a rejection);
+    // NAKs from the supervisor, which alone sees the link.
+    expect(snap.instruments).toEqual([
+      expect.objectContaining({ id: 'chem-1', state: 'error', reason: 'EIO: unplugged', messagesToday: 3, resultsToday: 2, naks: 2, rejected: 1, lastMessageAt: Date.UTC(2026, 6, 1, 14, 30, 5) }),
+    ]);
     const lims = snap.sinks.find((k) => k.sink === 'lims')!;
     expect(lims).toMatchObject({ dead: 2, pending: 0, circuit: 'paused', reason: 'ECONNREFUSED' });
     expect(snap.sinks.find((k) => k.sink === 'postgres')).toMatchObject({ circuit: 'delivering', deliveredLastHour: 2, dead: 0 });
@@ -118,13 +122,25 @@ describe('gatewayStatusSource over a real store', () => {
 });
 
 describe('DailyCounters', () => {
-  it('counts from the start of the day, and from process start on the first day', () => {
-    const daily = new DailyCounters((now) => Math.floor(now / 1000) * 1000);
+  const day = (now: number): string => `d${Math.floor(now / 1000)}`;
+
+  it("counts the link's NAKs from the start of the day, and from process start on the first day", () => {
+    const daily = new DailyCounters(day);
     const p = port('connected');
-    expect(daily.today(p, 500).messages).toBe(3);
-    p.counters.messages = 10;
-    expect(daily.today(p, 1500).messages).toBe(0);
-    p.counters.messages = 14;
-    expect(daily.today(p, 1900).messages).toBe(4);
+    expect(daily.today(p, 500, undefined).naks).toBe(2);
+    p.counters.naks = 10;
+    expect(daily.today(p, 1500, undefined).naks).toBe(0);
+    p.counters.naks = 14;
+    expect(daily.today(p, 1900, undefined).naks).toBe(4);
+  });
+
+  it("takes messages, results, rejections and the last message from the store's figures, whatever the supervisor counted", () => {
+    const daily = new DailyCounters(day);
+    const p = { ...port('connected'), lastMessageAt: 400 };
+    const stored = { instrumentId: 'chem-1', messages: 56, results: 112, rejected: 0, lastMessageAt: 300 };
+    expect(daily.today(p, 500, stored)).toEqual({ messages: 56, results: 112, rejected: 0, naks: 2, checksumErrors: 1, lastMessageAt: 300 });
+    expect(daily.today(p, 500, undefined)).toMatchObject({ messages: 0, results: 0, rejected: 0, lastMessageAt: 400 });
+    // A store that keeps no figures: the supervisor's since-start count.
+    expect(daily.today(p, 500, null)).toMatchObject({ messages: 3, results: 5, rejected: 1, lastMessageAt: 400 });
   });
 });

@@ -4,7 +4,7 @@
 import type { DrainStatus } from '../../delivery/drain.js';
 import { isLabgateError } from '../../errors.js';
 import type { DeadLetter, DeadLetterFilter, SinkCounts } from '../../store/outbox-operator.js';
-import type { IngestSummary, OpenConflict, RejectedCapture, Resolution, ResultRef, SinkDelivery } from '../../store/store.js';
+import type { IngestSummary, InstrumentFigures, OpenConflict, RejectedCapture, Resolution, ResultRef, SinkDelivery } from '../../store/store.js';
 import type { PortStatus } from '../../transport/supervisor.js';
 import { DailyCounters } from './daily-counters.js';
 import { instrumentView, payloadFields, sinkView, storedFields, type StoredResult } from './gateway-views.js';
@@ -21,6 +21,8 @@ export interface StatusStore {
   deliveryStates?(results: readonly { dedupKey: string; resultedAt: string }[]): Map<string, SinkDelivery[]>;
   /** Accession and LOINC of a stored result, to name a dead letter's sample. */
   resultOf?(ref: ResultRef): { accession: string; analyteLoinc: string } | undefined;
+  /** Every instrument's figures for a local day and its last message time (kept by ingest; survives a restart). */
+  instrumentFigures?(day: string): InstrumentFigures[];
   outbox: {
     counts(): SinkCounts[];
     sentSince(sink: string, since: number): number;
@@ -44,8 +46,8 @@ export interface GatewayStatusParts {
   reprocess?: (captureId: number, actor: string) => IngestSummary;
   /** How many recent results and queue items to show. Default 50 and 100. */
   limits?: { results?: number; queue?: number };
-  /** Start of "today" for the counters; default local midnight. */
-  startOfDay?: (now: number) => number;
+  /** The local day (`YYYY-MM-DD`) holding an instant, as the store keys its figures; default the process's zone. */
+  dayOf?: (now: number) => string;
 }
 
 const HOUR_MS = 3_600_000;
@@ -53,7 +55,7 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 
 /** A StatusSource over the running gateway's parts. */
 export function gatewayStatusSource(parts: GatewayStatusParts): StatusSource {
-  const daily = new DailyCounters(parts.startOfDay);
+  const daily = new DailyCounters(parts.dayOf);
   const queueLimit = parts.limits?.queue ?? 100;
   return {
     snapshot: () => snapshot(parts, daily, parts.limits?.results ?? 50, queueLimit),
@@ -101,12 +103,13 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
   for (const sink of drains.keys()) {
     if (!counts.some((c) => c.sink === sink)) counts.push({ sink, pending: 0, sent: 0, dead: 0, conflict: 0, oldestPendingAt: null });
   }
+  const figures = store.instrumentFigures ? new Map(store.instrumentFigures(daily.day(now)).map((f) => [f.instrumentId, f])) : null;
   const stored = store.recentResults(resultLimit);
   const delivery: Map<string, { sink: string; state: DeliveryState }[]> = store.deliveryStates?.(stored) ?? new Map();
   return {
     gatewayId: parts.gatewayId,
     now,
-    instruments: parts.instruments().map((p) => instrumentView(p, daily.today(p, now))),
+    instruments: parts.instruments().map((p) => instrumentView(p, daily.today(p, now, figures === null ? null : figures.get(p.instrument)))),
     sinks: counts.map((c) => sinkView(c, store.outbox.sentSince(c.sink, now - HOUR_MS), drains.get(c.sink))),
     recentResults: stored.map((r) => ({ ...storedFields(r), dedupKey: r.dedupKey, delivery: delivery.get(r.dedupKey) ?? [] })),
     deadLetters: store.outbox.deadLetters({ all: true }, queueLimit).map((d) => {

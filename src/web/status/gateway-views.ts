@@ -4,13 +4,14 @@ import type { DrainStatus } from '../../delivery/drain.js';
 import type { SinkCounts } from '../../store/outbox-operator.js';
 import type { RecentResult } from '../../store/reads.js';
 import type { PortStatus } from '../../transport/supervisor.js';
+import type { TodayFigures } from './daily-counters.js';
 import type { CircuitView, InstrumentView, ResultFields, SinkView } from './source.js';
 
 /** A stored result as the store lists it. */
 export type StoredResult = RecentResult;
 
-/** An instrument's view from its supervisor's status and today's counters. */
-export function instrumentView(p: PortStatus, today: PortStatus['counters']): InstrumentView {
+/** An instrument's view from its supervisor's status and today's figures. */
+export function instrumentView(p: PortStatus, today: TodayFigures): InstrumentView {
   return {
     id: p.instrument,
     state: p.state,
@@ -18,10 +19,10 @@ export function instrumentView(p: PortStatus, today: PortStatus['counters']): In
     port: p.endpoint,
     since: p.since,
     lastByteAt: p.lastByteAt ?? null,
-    lastMessageAt: p.lastMessageAt ?? null,
+    lastMessageAt: today.lastMessageAt,
     nextAttemptAt: p.nextAttemptAt ?? null,
     messagesToday: today.messages,
-    resultsToday: today.inserted,
+    resultsToday: today.results,
     naks: today.naks,
     checksumErrors: today.checksumErrors,
     rejected: today.rejected,
