@@ -21,9 +21,9 @@ release_of() {
   basename "$target"
 }
 
-# Runs a command as the service user (the smoke test must see what the service will see).
+# Runs a command as the service user (the smoke test must see what the service will see), from / as the unit does.
 as_service_user() {
-  if [ "$system" = 1 ]; then runuser -u "$service_user" -- "$@"; else "$@"; fi
+  if [ "$system" = 1 ]; then (cd / && runuser -u "$service_user" -- "$@"); else "$@"; fi
 }
 
 # The release's own checks, as the service user, before anything is switched to it: its native modules load in

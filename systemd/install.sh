@@ -145,7 +145,9 @@ adopt_flat_layout
 cur="$(release_of current)"
 if [ "$system" = 1 ]; then systemctl enable "$unit" >/dev/null 2>&1 || true; fi
 status=0
-if [ "$service" = 1 ] && { [ "$start" = 1 ] || systemctl is-active --quiet "$unit"; }; then
+# A service that runs, or keeps trying to (activating: a crash loop the new release may be the fix for), is restarted.
+state="$(if [ "$service" = 1 ]; then systemctl is-active "$unit" 2>/dev/null || true; fi)"
+if [ "$service" = 1 ] && { [ "$start" = 1 ] || [ "$state" = active ] || [ "$state" = activating ] || [ "$state" = reloading ]; }; then
   activate "$name" "$cur" || status=1
 else
   switch_to "$name"

@@ -102,6 +102,22 @@ describe('an upgrade with the service running', () => {
   });
 });
 
+describe('an upgrade of a service that keeps failing', () => {
+  it('restarts and watches the new release, which may be the fix', () => {
+    const r = new Root(scratchDir('upgrade-root'));
+    roots.push(r);
+    const looping = variant(v1, dir, 'loop', version('0.1.1'), atRunStart("process.exit(1);"));
+    const first = r.install('--source', looping, '--start');
+    expect(first.status).toBe(1);
+    expect(first.stderr).toMatch(/no previous release to return to; 0\.1\.1-loop stays current/);
+    expect(r.service().active).toMatch(/^activating\//);
+    const fix = r.install('--source', variant(v1, dir, 'fix', version('0.1.2')));
+    expect(fix.status, fix.stderr).toBe(0);
+    expect(fix.stdout).toMatch(/READY=1; watching/);
+    expect(runningRelease(r)).toBe('0.1.2-fix');
+  });
+});
+
 describe('install.sh --rollback', () => {
   it('returns to the previous release and, run again, to the one after it', () => {
     const r = runningV1();

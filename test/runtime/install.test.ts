@@ -1,14 +1,14 @@
 // systemd/install.sh into throwaway roots, with this checkout packed once (real dist/, production node_modules and
 // native modules): what a pack records, what the installer places where, and every tarball it must refuse before
 // touching anything. Upgrades with a running service are in install-upgrade.test.ts.
-import { spawnSync } from 'node:child_process';
-import { appendFileSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readNativeFile } from '../../src/release/elf.js';
 import { MANIFEST_FILE, type Manifest } from '../../src/release/manifest.js';
 import { migrations } from '../../src/store/migrations.js';
-import { Root, copyTree, installer, listing, packCheckout, replaceFile, repo, scratchDir, tarOf, variant } from './install-fixtures.js';
+import { Root, copyTree, installer, listing, packCheckout, replaceFile, repo, scratchDir, tarOf, variant, version } from './install-fixtures.js';
 
 // Each test installs real releases (57 MB trees) and runs their node; slow on a loaded machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -100,6 +100,35 @@ describe('install.sh into a throwaway root', () => {
     expect(fromCheckout.status, fromCheckout.stderr).toBe(0);
     expect(listing(join(b.root, 'opt/labgate/releases'))).toEqual(listing(join(a.root, 'opt/labgate/releases')));
   }, 60_000);
+});
+
+describe('install.sh keeps a few releases', () => {
+  it('removes the oldest beyond --keep, never the current or the previous one; --list shows them', () => {
+    const r = newRoot();
+    const v2 = variant(tree, dir, 'keep2', version('0.2.0'));
+    const v3 = variant(tree, dir, 'keep3', version('0.3.0'));
+    for (const source of [tarball, v2, v3]) expect(r.install('--source', source, '--keep', '2').status).toBe(0);
+    expect(readdirSync(join(r.root, 'opt/labgate/releases')).sort()).toEqual(['0.2.0-keep2', '0.3.0-keep3']);
+    expect(r.install('--list').stdout).toBe('0.3.0-keep3 (current)\n0.2.0-keep2 (previous)\n');
+  });
+
+  it('takes over an install from before releases: its files become a release, kept as previous', () => {
+    const r = newRoot();
+    // What the single-tree installer left: the app itself in /opt/labgate, without a manifest.
+    const flat = join(r.root, 'opt/labgate');
+    mkdirSync(join(r.root, 'opt'));
+    execFileSync('cp', ['-a', tree, flat]);
+    rmSync(join(flat, MANIFEST_FILE));
+    const run = r.install('--source', tarball);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`moved the single-tree install \\(${manifest.version}\\) to releases/${manifest.version}-flat`));
+    expect([r.link('current'), r.link('previous')]).toEqual([release(), `${manifest.version}-flat`]);
+    expect(readdirSync(flat).sort()).toEqual(['.install.lock', 'current', 'previous', 'releases']);
+    // It has no smoke test, so nothing switches back to it by itself.
+    const back = r.install('--rollback');
+    expect(back.status).toBe(1);
+    expect(back.stderr).toMatch(new RegExp(`not rolled back: ${manifest.version}-flat fails its smoke test`));
+  });
 });
 
 describe('install.sh refuses, before touching anything', () => {
