@@ -4,15 +4,19 @@
 # The files that make up an installed labgate, staged from a checkout into $2 with production dependencies only,
 # and its manifest written by the staged tree's own code with node $3 (the binaries decide the platform, CPU and ABI).
 stage_from_checkout() {
-  local src="$1" out="$2" node="$3" commit bs
+  local src="$1" out="$2" node="$3" commit bs real
   [ -f "$src/dist/src/release/main.js" ] || die "$src/dist is missing or stale: run 'npm ci' (it builds) or 'npm run build' first"
   [ -d "$src/node_modules" ] || die "$src/node_modules is missing: run 'npm ci' first"
   mkdir -p "$out"
   cp -a "$src/package.json" "$src/package-lock.json" "$src/bin" "$src/dist" "$src/config" "$src/systemd" "$out/"
   if [ -f "$src/README.md" ]; then cp -a "$src/README.md" "$out/"; fi
   rm -rf "$out/dist/test" "$out/dist/bench"
-  cp -a "$src/node_modules" "$out/"
-  # Offline: only removes dev dependencies; the native builds (better-sqlite3, serialport) stay as built.
+  # Production packages only (a Pi's SD card need not copy the dev tools), as built: the native builds stay.
+  real="$(cd "$src" && pwd -P)"
+  (cd "$real" && npm ls --omit=dev --all --parseable --offline 2>/dev/null || true) | sed -n "s|^$real/\(node_modules/.*\)|\1|p" >"$work/production"
+  [ -s "$work/production" ] || die "npm ls found no production packages in $src: run 'npm ci' first"
+  (cd "$real" && xargs -a "$work/production" cp -a --parents -t "$out")
+  # Offline: removes what the copy brought along that production does not need (nested dev-only packages, .bin).
   (cd "$out" && npm prune --omit=dev --ignore-scripts --offline --no-audit --no-fund --loglevel=error >/dev/null)
   # better-sqlite3 loads build/Release/better_sqlite3.node and nothing else: its sources and objects are 26 MB.
   bs="$out/node_modules/better-sqlite3"
