@@ -19,12 +19,15 @@ export type ZonedInstant =
   | { kind: 'invalid'; reason: string };
 
 const fixedOffsetPattern = /^(?:UTC|GMT)?([+-])(\d{2}):?(\d{2})$/;
+/** ISO 8601 and HL7 DTM: a UTC offset is at most ±14:00, its minutes below 60. */
+const MAX_OFFSET_MINUTES = 14 * 60;
 const DAY_MS = 86_400_000;
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** A clock zone: `UTC`, a fixed offset (`+01:00`, `-0500`) or an IANA name (`Europe/Vienna`). */
+/** A clock zone: `UTC`, a fixed offset (`+01:00`, `-0500`, within ±14:00) or an IANA name (`Europe/Vienna`). */
 export function isValidZone(zone: string): boolean {
-  if (zone === 'UTC' || fixedOffsetPattern.test(zone)) return true;
+  const fixed = fixedOffsetMinutes(zone);
+  if (fixed !== undefined) return fixed !== null;
   try {
     formatterFor(zone);
     return true;
@@ -39,6 +42,8 @@ export function wallTimeToInstant(wall: WallTime, zone: string): ZonedInstant {
   if (invalid) return { kind: 'invalid', reason: invalid };
   const asUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second, wall.millisecond ?? 0);
   const fixed = fixedOffsetMinutes(zone);
+  // A wrong offset is a wrong instant, and so a wrong dedup key: an impossible one is rejected, never applied.
+  if (fixed === null) return { kind: 'invalid', reason: `UTC offset ${zone} out of range (at most ±14:00, minutes below 60)` };
   if (fixed !== undefined) return { kind: 'instant', epochMs: asUtc - fixed * 60_000 };
   if (!isValidZone(zone)) return { kind: 'invalid', reason: `unknown time zone ${zone}` };
   // Offsets a day either side bracket any transition; each candidate is real only if its own offset agrees.
@@ -59,7 +64,7 @@ export function wallTimeToInstant(wall: WallTime, zone: string): ZonedInstant {
 /** Offset of `zone` from UTC at `epochMs`, in milliseconds. */
 export function offsetMs(epochMs: number, zone: string): number {
   const fixed = fixedOffsetMinutes(zone);
-  if (fixed !== undefined) return fixed * 60_000;
+  if (fixed !== undefined && fixed !== null) return fixed * 60_000;
   const parts = formatterFor(zone).formatToParts(new Date(epochMs));
   const get = (type: string): number => Number(parts.find((p) => p.type === type)?.value);
   const hour = get('hour') % 24;
@@ -67,11 +72,13 @@ export function offsetMs(epochMs: number, zone: string): number {
   return local - (epochMs - (((epochMs % 1000) + 1000) % 1000));
 }
 
-function fixedOffsetMinutes(zone: string): number | undefined {
+/** Minutes east of UTC for a fixed offset; null for one out of range; undefined when `zone` is no fixed offset. */
+function fixedOffsetMinutes(zone: string): number | null | undefined {
   if (zone === 'UTC' || zone === 'Z' || zone === 'GMT') return 0;
   const m = fixedOffsetPattern.exec(zone);
   if (!m) return undefined;
   const minutes = Number(m[2]) * 60 + Number(m[3]);
+  if (Number(m[3]) >= 60 || minutes > MAX_OFFSET_MINUTES) return null;
   return m[1] === '-' ? -minutes : minutes;
 }
 

@@ -1,7 +1,12 @@
 // Reading an analyzer's offset-less local time (ARCHITECTURE.md invariant 3): fold=0 on overlaps, gaps rejected.
 import { describe, expect, it } from 'vitest';
+import { decodeAstmCapture } from '../drivers/astm/decode.js';
+import { decodeHl7Capture } from '../drivers/hl7/decode.js';
 import { canonicalInstant } from '../src/result.js';
 import { isValidZone, wallTimeToInstant, type WallTime } from '../src/zoned-time.js';
+import { bytes, frame } from './astm/mnemonics.js';
+import { options, profile } from './astm/profile.js';
+import { mindrayBs } from './hl7/fixtures.js';
 
 const wall = (s: string): WallTime => {
   const [date = '', time = ''] = s.split(' ');
@@ -50,5 +55,36 @@ describe('wall time to instant', () => {
     expect(isValidZone('Europe/Vienna')).toBe(true);
     expect(isValidZone('+01:00')).toBe(true);
     expect(isValidZone('Mars/Olympus')).toBe(false);
+  });
+});
+
+describe('UTC offsets (ISO 8601, HL7 DTM): at most ±14:00, minutes below 60', () => {
+  it('reads the extremes', () => {
+    expect(utc('2026-07-01 14:30:00', '+14:00')).toBe('2026-07-01T00:30:00+00:00');
+    expect(utc('2026-07-01 00:30:00', '-1400')).toBe('2026-07-01T14:30:00+00:00');
+    expect(utc('2026-07-01 14:30:00', '+0545')).toBe('2026-07-01T08:45:00+00:00');
+  });
+
+  it.each(['+9999', '-0075', '+1401', '+1500', '-14:01', '+0560'])('%s is no offset: the time is rejected with its reason', (offset) => {
+    const r = wallTimeToInstant(wall('2026-07-01 10:00:00'), offset);
+    expect(r).toEqual({ kind: 'invalid', reason: `UTC offset ${offset} out of range (at most ±14:00, minutes below 60)` });
+    expect(isValidZone(offset)).toBe(false);
+  });
+
+  it('ASTM: a result time with an impossible offset rejects the result instead of shifting it', () => {
+    const p = profile([{ code: 'GLU', loinc: '2345-7' }]);
+    const wire = (time: string): Buffer => bytes('<ENQ>' + frame(1, `H|\\^&<CR>O|1|A1<CR>R|1|^^^GLU|5|||||F||||${time}<CR>L|1<CR>`) + '<EOT>');
+    const [ok] = decodeAstmCapture(wire('20260701100000+0200'), p, options());
+    expect(ok!.results[0]!.resultedAt).toBe('2026-07-01T08:00:00+00:00');
+    const [bad] = decodeAstmCapture(wire('20260701100000-0075'), p, options());
+    expect(bad!.results).toEqual([]);
+    expect(bad!.rejections[0]!.reason).toBe('R.13: UTC offset -0075 out of range (at most ±14:00, minutes below 60)');
+  });
+
+  it('HL7: OBX-14 with +9999 rejects the result instead of moving it by four days', () => {
+    const payload = mindrayBs.payload.replace('|20241029082955|', '|20241029082955+9999|');
+    const [m] = decodeHl7Capture(Buffer.from(payload, 'latin1'), mindrayBs.profile, mindrayBs.options);
+    expect(m!.results.map((r) => r.analyteLoinc)).not.toContain('2345-7');
+    expect(m!.rejections.map((r) => r.reason).join(' ')).toMatch(/UTC offset \+99:99 out of range/);
   });
 });
