@@ -1,11 +1,10 @@
-// Decoding without a store, exactly as the running gateway would: the same link state machine (checksums
-// verified on every frame, retransmissions dropped), the same record parser and normalization. The core
-// of `labgate decode` and of the captures suite.
+// Decoding without a store, exactly as the running gateway would: the instrument's configured framing, the
+// same link state machine (checksums verified on every frame, retransmissions dropped), the same record
+// parser and normalization. The core of `labgate decode`, of reprocessing and of the captures suite.
 import type { InstrumentProfile } from '../../src/config/mapping.js';
 import type { DecodedMessage } from '../../src/message.js';
-import { ENQ, STX } from './frame.js';
 import type { LinkConfig, LinkEffect, LinkInput, LinkState } from './link.js';
-import { drive, initialLinkState } from './link.js';
+import { captureStartState, drive, isBare } from './link.js';
 import { normalizeMessages } from './normalize.js';
 import type { AstmOptions } from './options.js';
 import { parseRecords } from './records.js';
@@ -21,40 +20,42 @@ export function decodeAstmText(text: Buffer, profile: InstrumentProfile, options
   return normalizeMessages(parseRecords(decoded), profile, options);
 }
 
-/** True when a capture holds link-layer bytes (ENQ or STX frames) rather than bare records. */
-export function isLinkCapture(raw: Buffer): boolean {
-  return raw.includes(STX) || raw.includes(ENQ);
-}
-
-/** Decodes a capture (link-layer bytes or bare records, detected) into one DecodedMessage per message. */
+/**
+ * Decodes a capture into one DecodedMessage per message, with the framing the instrument is configured for
+ * (never guessed: bare records read as link bytes are reported, not decoded). Everything the runner would
+ * have refused or discarded is a rejection with its reason.
+ */
 export function decodeAstmCapture(raw: Buffer, profile: InstrumentProfile, options: AstmOptions): DecodedMessage[] {
-  const config: LinkConfig = { ...linkConfigOf(options), framing: isLinkCapture(raw) ? 'link' : 'none' };
   const out: DecodedMessage[] = [];
   const problems: string[] = [];
-  // A capture may start mid-session (no ENQ, first frame number unknown): start receiving, accept any number.
-  let state: LinkState = config.framing === 'link' ? { ...initialLinkState(config), phase: 'receiving', lastFrameNumber: null } : initialLinkState(config);
-  const run = (input: LinkInput): void => {
-    state = drive(state, input, handle);
+  let noise = 0;
+  const reject = (reason: string): void => {
+    out.push({ results: [], rejections: [{ reason: withProblems(reason, problems) }] });
+    problems.length = 0;
   };
   const handle = (effect: LinkEffect): LinkInput | void => {
-    if (effect.kind === 'event' && effect.event.kind === 'nak') problems.push(`frame refused: ${effect.event.reason}`);
-    if (effect.kind === 'event' && effect.event.kind === 'discarded') {
-      out.push({ results: [], rejections: [{ reason: withProblems(`message discarded: ${effect.event.reason}`, problems) }] });
-      problems.length = 0;
-    }
-    if (effect.kind === 'commit') {
+    if (effect.kind === 'noise') noise += effect.bytes;
+    else if (effect.kind === 'event' && effect.event.kind === 'nak') problems.push(`frame refused: ${effect.event.reason}`);
+    else if (effect.kind === 'event' && effect.event.kind === 'discarded') reject(`message discarded: ${effect.event.reason}`);
+    else if (effect.kind === 'commit') {
       out.push(decodeAstmText(effect.text, profile, options));
       problems.length = 0;
       return { kind: 'committed', ok: true };
     }
   };
-  run({ kind: 'bytes', data: raw });
-  if (config.framing === 'none') run({ kind: 'timeout' });
-  else if (state.texts.length > 0 || problems.length > 0 || state.buf.includes(STX)) {
-    if (state.buf.includes(STX)) problems.push('a frame is cut short (no complete trailer)');
-    out.push({ results: [], rejections: [{ reason: withProblems('incomplete message at the end of the capture', problems) }] });
+  let state = drive(captureStartState(linkConfigOf(options)), { kind: 'bytes', data: raw }, handle);
+  // The end of a capture is the analyzer falling silent.
+  if (isBare(state)) state = drive(state, { kind: 'timeout' }, handle);
+  else if (openMessage(state) || problems.length > 0) {
+    if (state.phase === 'receiving' && state.partial !== null) problems.push('a frame is cut short (no complete trailer)');
+    reject('incomplete message at the end of the capture');
   }
+  if (noise > 0) reject(`${noise} bytes outside any frame ignored (the instrument's framing is ${options.framing})`);
   return out;
+}
+
+function openMessage(state: LinkState): boolean {
+  return state.phase === 'receiving' && !isBare(state) && (state.message.frames > 0 || state.partial !== null);
 }
 
 function withProblems(reason: string, problems: readonly string[]): string {

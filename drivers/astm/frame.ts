@@ -17,12 +17,18 @@ export const ETB = 0x17;
 /** STX + FN + ETX + C1 C2 + CR LF around the text. */
 export const FRAME_OVERHEAD = 7;
 
+/** The frame's bytes after the terminator: C1 C2 CR LF at most. */
+export const MAX_TAIL = 4;
+
 /**
  * LIS01-A2 8.6: SOH STX ETX EOT ENQ ACK DLE NAK SYN ETB LF DC1-DC4 must not appear in a frame's text. The
  * other C0 controls are not LIS2-A2 data either (only BEL, HT, VT, FF and CR are); refusing them too makes
  * the sender retransmit a frame in which line noise inserted a NUL, which the modulo-256 sum cannot see.
  */
-const restricted = new Set(Array.from({ length: 32 }, (_, i) => i).filter((c) => ![0x07, 0x09, 0x0b, 0x0c, CR].includes(c)));
+const restricted = byteTable(Array.from({ length: 32 }, (_, i) => i).filter((c) => ![0x07, 0x09, 0x0b, 0x0c, CR].includes(c)));
+
+/** The bytes that end a frame's text: its terminator, or an STX or EOT that cuts it short. */
+export const endsText = byteTable([ETX, ETB, STX, EOT]);
 
 /** Why a frame was refused. */
 export type FrameInvalidReason =
@@ -31,10 +37,14 @@ export type FrameInvalidReason =
   | 'frame-too-long'
   | 'restricted-character';
 
-/** One decoded frame, or why not; `length` is how many bytes from the STX were consumed. */
+/**
+ * One decoded frame, or why not; `length` is how many bytes from the STX were consumed. `frameNumber` is null
+ * for frames sent without one (`frameFormat: stx-text-etx`); `text` is a view into the decoded bytes.
+ * An incomplete frame is `ended` when its ETX or ETB has arrived and only its checksum and trailer have not.
+ */
 export type FrameResult =
-  | { kind: 'frame'; frameNumber: number; text: Buffer; final: boolean; length: number; checksum: string | null }
-  | { kind: 'incomplete' }
+  | { kind: 'frame'; frameNumber: number | null; text: Buffer; final: boolean; length: number; checksum: string | null }
+  | { kind: 'incomplete'; ended: boolean }
   | { kind: 'invalid'; reason: FrameInvalidReason; length: number };
 
 /** Modulo-256 sum of FN..ETB/ETX, two uppercase hex digits (LIS01-A2 8.3.3). */
@@ -59,7 +69,8 @@ export function decodeFrame(buf: Buffer, start: number, maxFrameBytes: number, d
     end++;
     if (end - start > maxFrameBytes) return { kind: 'invalid', reason: 'frame-too-long', length: end - start };
   }
-  if (end >= buf.length) return { kind: 'incomplete' };
+  if (end >= buf.length) return { kind: 'incomplete', ended: false };
+  if (dev.frameFormat === 'stx-text-etx') return textOnly(buf, start, end);
   const tail = readTail(buf, end + 1, dev);
   if (tail.kind !== 'tail') return tail.kind === 'incomplete' ? tail : { ...tail, length: tail.length + end + 1 - start };
   const length = tail.end - start;
@@ -67,24 +78,44 @@ export function decodeFrame(buf: Buffer, start: number, maxFrameBytes: number, d
   const fn = buf[start + 1]! - 0x30;
   if (end === start + 1 || fn < 0 || fn > 7) return { kind: 'invalid', reason: 'framing', length };
   const text = buf.subarray(start + 2, end);
-  for (const byte of text) if (restricted.has(byte)) return { kind: 'invalid', reason: 'restricted-character', length };
+  if (hasRestricted(text)) return { kind: 'invalid', reason: 'restricted-character', length };
   if (tail.sent !== null && tail.sent !== checksum(buf.subarray(start + 1, end + 1))) {
     return { kind: 'invalid', reason: 'checksum', length };
   }
-  return { kind: 'frame', frameNumber: fn, text: Buffer.from(text), final: buf[end] === ETX, length, checksum: tail.sent };
+  return { kind: 'frame', frameNumber: fn, text, final: buf[end] === ETX, length, checksum: tail.sent };
+}
+
+/** `STX text ETX`: no frame number, no checksum, no trailer; the text is accepted unverified. */
+function textOnly(buf: Buffer, start: number, end: number): FrameResult {
+  const length = end + 1 - start;
+  const text = buf.subarray(start + 1, end);
+  if (hasRestricted(text)) return { kind: 'invalid', reason: 'restricted-character', length };
+  return { kind: 'frame', frameNumber: null, text, final: buf[end] === ETX, length, checksum: null };
+}
+
+function hasRestricted(text: Uint8Array): boolean {
+  for (let i = 0; i < text.length; i++) if (restricted[text[i]!] === 1) return true;
+  return false;
+}
+
+/** A 256-entry table: 1 for the given bytes (a lookup per byte, no hashing). */
+export function byteTable(bytes: readonly number[]): Uint8Array {
+  const table = new Uint8Array(256);
+  for (const b of bytes) table[b] = 1;
+  return table;
 }
 
 type Tail =
   | { kind: 'tail'; sent: string | null; end: number }
-  | { kind: 'incomplete' }
+  | { kind: 'incomplete'; ended: true }
   | { kind: 'invalid'; reason: 'framing' | 'checksum'; length: number };
 
 /** C1 C2 and the trailer after ETB/ETX; `at` is the first byte after the terminator. */
 function readTail(buf: Buffer, at: number, dev: LinkDeviations): Tail {
   const first = buf[at];
-  if (first === undefined) return { kind: 'incomplete' };
+  if (first === undefined) return { kind: 'incomplete', ended: true };
   if (dev.missingChecksum && (first === CR || first === LF)) return trailer(buf, at, null, dev);
-  if (buf.length < at + 2) return { kind: 'incomplete' };
+  if (buf.length < at + 2) return { kind: 'incomplete', ended: true };
   const sent = buf.toString('latin1', at, at + 2);
   if (!/^[0-9A-Fa-f]{2}$/.test(sent)) return { kind: 'invalid', reason: 'checksum', length: 2 };
   if (sent !== sent.toUpperCase() && !dev.lowerCaseChecksum) return { kind: 'invalid', reason: 'checksum', length: 2 };
@@ -95,14 +126,14 @@ function trailer(buf: Buffer, at: number, sent: string | null, dev: LinkDeviatio
   const allow = new Set(dev.trailers);
   const a = buf[at];
   const offset = sent === null ? 0 : 2;
-  if (a === undefined) return { kind: 'incomplete' };
+  if (a === undefined) return { kind: 'incomplete', ended: true };
   if (a === LF) return allow.has('LF') ? { kind: 'tail', sent, end: at + 1 } : bad(offset + 1);
   if (a !== CR) return bad(offset);
   const b = buf[at + 1];
   if (b === LF && allow.has('CRLF')) return { kind: 'tail', sent, end: at + 2 };
   // A CR-only sender waits for our reply after the CR: do not wait for an LF that will not come.
   if (allow.has('CR')) return { kind: 'tail', sent, end: at + 1 };
-  if (b === undefined) return { kind: 'incomplete' };
+  if (b === undefined) return { kind: 'incomplete', ended: true };
   return bad(offset + 1);
 }
 

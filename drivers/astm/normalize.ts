@@ -21,7 +21,8 @@ export function normalizeMessages(messages: readonly ParsedMessage[], profile: I
   for (const m of messages) {
     if (!m.header) out.rejections.push({ reason: 'records before any H header record were not read' });
     if (m.queries > 0) out.rejections.push({ reason: `${m.queries} host query (Q) record(s) not answered: labgate only receives results` });
-    if (m.header && !m.terminated) out.rejections.push({ reason: 'message has no L terminator record (incomplete)' });
+    // An analyzer allowed to end its messages at EOT (deviations.completeAtEot) sends no L record.
+    if (m.header && !m.terminated && !options.deviations.completeAtEot) out.rejections.push({ reason: 'message has no L terminator record (incomplete)' });
     for (const entry of m.results) {
       const r = normalizeResult(entry, profile, options, memo);
       if (r === null) continue;

@@ -60,8 +60,18 @@ export const astmOptionsSchema = z.strictObject({
       lowerCaseChecksum: z.boolean().default(true),
       /** Frames with no C1 C2 at all (the frame is then accepted unverified). */
       missingChecksum: z.boolean().default(false),
+      /**
+       * `stx-text-etx`: frames are `STX text ETX` (or ETB) with no frame number, checksum or trailer, as some
+       * chemiluminescence analyzers send them; they are accepted unverified.
+       */
+      frameFormat: z.enum(['standard', 'stx-text-etx']).default('standard'),
+      /**
+       * A message whose last frame ended with ETX is complete at EOT even without an L record (some cobas c111
+       * firmware). Every frame has been ACKed by then, so a failed commit is retried from memory.
+       */
+      completeAtEot: z.boolean().default(false),
     })
-    .default({ frameNumbers: 'standard', trailers: ['CRLF'], lowerCaseChecksum: true, missingChecksum: false }),
+    .default({ frameNumbers: 'standard', trailers: ['CRLF'], lowerCaseChecksum: true, missingChecksum: false, frameFormat: 'standard', completeAtEot: false }),
 });
 
 /** Validated ASTM options. */

@@ -1,7 +1,6 @@
 // LIS2-A2 (E1394) records: split on CR after the frame texts of a message are reassembled, delimiters read
 // from the H record itself, escapes undone per component, and H/P/O/R/C nesting resolved into one entry
 // per result with the records it belongs to.
-import { CR, LF } from './frame.js';
 
 /** The four delimiters of a message, from `H|\^&` (LIS2-A2 7.1: field, repeat, component, escape). */
 export interface Delimiters {
@@ -147,14 +146,4 @@ export function unescape(s: string, d: Delimiters): string {
 export function isTerminatorRecord(rec: Uint8Array, fieldDelimiter: string): boolean {
   if (rec[0] !== 0x4c && rec[0] !== 0x6c) return false;
   return rec.length === 1 || rec[1] === fieldDelimiter.charCodeAt(0);
-}
-
-/** True when reassembled text ends with an L record (the end of a LIS2-A2 message). */
-export function endsWithTerminator(text: Buffer): boolean {
-  let end = text.length;
-  while (end > 0 && (text[end - 1] === CR || text[end - 1] === LF)) end--;
-  let start = end;
-  while (start > 0 && text[start - 1] !== CR && text[start - 1] !== LF) start--;
-  const delimiter = text[0] === 0x48 && text.length > 1 ? String.fromCharCode(text[1]!) : '|';
-  return isTerminatorRecord(text.subarray(start, end), delimiter);
 }

@@ -81,6 +81,8 @@ class AstmRunner implements DriverRunner {
       case 'cancel-timer':
         this.cancelTimer();
         return;
+      case 'noise':
+        return;
       case 'event':
         if (effect.event.kind !== 'checksum-error') this.ctx.log.warn({ event: effect.event }, 'astm link');
         this.ctx.onEvent(effect.event);

@@ -156,7 +156,7 @@ describe('ASTM normalization', () => {
   it('options: defaults are the standard; bad values fail at start-up', () => {
     const o = astmOptionsSchema.parse({});
     expect(o).toMatchObject({ framing: 'link', maxFrameBytes: 247, charset: 'latin1', codeComponents: [4], resultTime: ['R.13', 'R.12', 'H.14'], accession: { field: 'O.3', component: 1 } });
-    expect(o.deviations).toEqual({ frameNumbers: 'standard', trailers: ['CRLF'], lowerCaseChecksum: true, missingChecksum: false });
+    expect(o.deviations).toEqual({ frameNumbers: 'standard', trailers: ['CRLF'], lowerCaseChecksum: true, missingChecksum: false, frameFormat: 'standard', completeAtEot: false });
     expect(astmOptionsSchema.safeParse({ maxFrameBytes: 64_001 }).success).toBe(false);
     expect(astmOptionsSchema.safeParse({ resultTime: ['P.8'] }).success).toBe(false);
     expect(astmOptionsSchema.safeParse({ framng: 'none' }).success).toBe(false);

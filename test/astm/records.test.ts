@@ -1,6 +1,7 @@
 // LIS2-A2 records: delimiters from the header, escapes, nesting, records spanning frames.
 import { describe, expect, it } from 'vitest';
-import { component, endsWithTerminator, fieldText, parseRecords, readDelimiters, repeats, splitRecords, unescape } from '../../drivers/astm/records.js';
+import { endsWithTerminator } from '../../drivers/astm/record-end.js';
+import { component, fieldText, parseRecords, readDelimiters, repeats, splitRecords, unescape } from '../../drivers/astm/records.js';
 
 const d = { field: '|', repeat: '\\', component: '^', escape: '&' };
 
