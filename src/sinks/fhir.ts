@@ -5,7 +5,6 @@
 // stands alone. The sink never touches SQLite, never throws for I/O, and needs no FHIR library at run time.
 import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher } from 'undici';
-import { sha256Hex, type ResultPayload } from '../payload.js';
 import { decideCreateMode, type CreateMode, type ModeDecision } from './fhir-capability.js';
 import { classifyFhir } from './fhir-classify.js';
 import { observationContent, toObservation, type ObservationOptions } from './fhir-observation.js';
@@ -13,6 +12,7 @@ import { afterAnswer, entryOf, firstStep, unexpected, type EntryAnswer, type Pen
 import { retryAfterAt } from './lims-classify.js';
 import { exchange, type LimsResponse } from './lims-http.js';
 import { createTokenProvider, type TokenAuth, type TokenProvider } from './lims-token.js';
+import { readRowPayload } from './row-payload.js';
 import type { OutboxRow, Outcome, Sink } from './sink.js';
 
 /** The sink's configuration (the `sinks.fhir` section). */
@@ -129,9 +129,9 @@ class FhirDelivery implements FhirSink {
   }
 
   private prepare(row: OutboxRow, index: number): Outcome | (Omit<Pending, 'step'> & { etag: string | null }) {
-    if (sha256Hex(row.payload) !== row.payloadSha256) return { kind: 'dead', reason: 'payload corrupted at rest' };
-    const payload = parsePayload(row.payload);
-    if (!payload) return { kind: 'dead', reason: 'payload is not a result payload' };
+    const read = readRowPayload(row);
+    if (!read.ok) return read.outcome;
+    const payload = read.payload;
     if (payload.result.qc && !this.options.qc) return { kind: 'dead', reason: 'a quality-control result, and sinks.fhir.qc is off' };
     const observation = toObservation(payload, this.options);
     return { index, observation, content: observationContent(observation)!, recordId: row.recordId, etag: row.etag };
@@ -243,8 +243,3 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** The stored payload, or null when it cannot be one (its digest matched, so it was written that way). */
-function parsePayload(text: string): ResultPayload | null {
-  const p = parseJson(text) as Partial<ResultPayload> | null;
-  return p && typeof p.recordId === 'string' && typeof p.dedupKey === 'string' && typeof p.result === 'object' && typeof p.capture === 'object' ? (p as ResultPayload) : null;
-}

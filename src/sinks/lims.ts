@@ -4,12 +4,13 @@
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher } from 'undici';
-import { sha256Hex, type ResultPayload } from '../payload.js';
+import type { ResultPayload } from '../payload.js';
 import { classify, problemOf, retryAfterAt } from './lims-classify.js';
 import { buildEnvelope, ENVELOPE_VERSION, idempotencyKey, limsClinicalContent, sfString } from './lims-envelope.js';
 import { exchange, type LimsResponse } from './lims-http.js';
 import { createLimiter, type Limiter } from './lims-limiter.js';
 import { createTokenProvider, type LimsAuth, type TokenProvider } from './lims-token.js';
+import { readRowPayload } from './row-payload.js';
 import type { OutboxRow, Outcome, Sink } from './sink.js';
 
 /** The sink's configuration (the `lims` section of the config file). */
@@ -122,9 +123,9 @@ async function deliverRow(ctx: Ctx, row: OutboxRow, signal: AbortSignal): Promis
 async function deliverChecked(ctx: Ctx, row: OutboxRow, signal: AbortSignal): Promise<Outcome> {
   // Rows still waiting for a slot when the drain stops are not sent at all.
   if (signal.aborted) return { kind: 'retry', reason: 'delivery aborted', scope: 'record' };
-  if (sha256Hex(row.payload) !== row.payloadSha256) return { kind: 'dead', reason: 'payload corrupted at rest' };
-  const payload = parsePayload(row.payload);
-  if (!payload) return { kind: 'dead', reason: 'payload is not a result payload' };
+  const read = readRowPayload(row);
+  if (!read.ok) return read.outcome;
+  const payload = read.payload;
   const body = JSON.stringify(buildEnvelope(payload, ctx.deps.gatewayId));
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -136,16 +137,6 @@ async function deliverChecked(ctx: Ctx, row: OutboxRow, signal: AbortSignal): Pr
   const res = await authed(ctx, signal, { method: 'PUT', path: recordPath(ctx, row), headers, body });
   if ('outcome' in res) return res.outcome;
   return outcomeOf(ctx, row, payload, res, signal);
-}
-
-/** The stored payload, or null when it cannot be one (its digest matched, so it was written that way). */
-function parsePayload(text: string): ResultPayload | null {
-  try {
-    const p = JSON.parse(text) as Partial<ResultPayload> | null;
-    return p && typeof p.recordId === 'string' && typeof p.result === 'object' && typeof p.capture === 'object' ? (p as ResultPayload) : null;
-  } catch {
-    return null;
-  }
 }
 
 function recordPath(ctx: Ctx, row: OutboxRow): string {

@@ -16,6 +16,7 @@ import {
   type LoadRow,
   type StoredVersion,
 } from './postgres-statement.js';
+import { checkRowPayload } from './row-payload.js';
 import type { OutboxRow, Outcome, Sink } from './sink.js';
 
 /** The PostgreSQL sink's configuration (the `postgres` section) plus the gateway's identity. */
@@ -84,7 +85,7 @@ class PostgresLoader implements PostgresSink {
     const onError = (err: Error): void => void (broken ??= err);
     client.on('error', onError);
     try {
-      for (const group of uniqueKeyGroups(prepare(batch))) {
+      for (const group of uniqueKeyGroups(prepare(batch, out))) {
         if (broken !== undefined || signal.aborted) notTried(group, broken ? describePgError(broken) : 'stopping', out);
         else broken = (await this.load(client, group, out)) ?? broken;
       }
@@ -168,13 +169,17 @@ function notTried(slots: readonly Slot[], reason: string, out: Outcome[]): void 
   for (const s of slots) out[s.index] = { kind: 'retry', reason, scope: 'record' };
 }
 
-// The server reads the payloads; one it cannot read (22P02, 22007 ...) is isolated by bisection like any data error.
-function prepare(batch: readonly OutboxRow[]): Slot[] {
-  return batch.map((row, index) => ({
-    index,
-    load: { key: row.dedupKey, payload: row.payload, attempt: row.attempts + 1 },
-    correction: mayCorrect(row.payload),
-  }));
+// A payload the store did not write, or that is no result payload, is a dead letter before anything is sent (it would
+// load a row of NULLs). The server reads the rest; a value it cannot read (22007 ...) is isolated by bisection.
+function prepare(batch: readonly OutboxRow[], out: Outcome[]): Slot[] {
+  return batch.flatMap((row, index) => {
+    const dead = checkRowPayload(row);
+    if (dead) {
+      out[index] = dead;
+      return [];
+    }
+    return [{ index, load: { key: row.dedupKey, payload: row.payload, attempt: row.attempts + 1 }, correction: mayCorrect(row.payload) }];
+  });
 }
 
 // ON CONFLICT cannot touch one row twice in a statement, so a repeated key goes to a later statement; corrections

@@ -1,6 +1,7 @@
 // The PostgreSQL sink against a real server (CI) or embedded PGlite: replay absorbed, conflict reported and not
 // written, a poison row isolated, the schema migration idempotent.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sha256Hex } from '../../src/payload.js';
 import type { OutboxRow } from '../../src/sinks/sink.js';
 import { createPostgresSink, type PostgresSink } from '../../src/sinks/postgres.js';
 import { migrateCentral } from '../../src/sinks/postgres-schema.js';
@@ -60,13 +61,29 @@ describe('postgres sink', () => {
     const results = [20, 21, 22, 23, 24, 25, 26].map((i) => sampleResult(i));
     results[4] = sampleResult(24, { resultedAt: '2026-02-30T00:00:00+00:00' }); // 22008: no such day
     const batch = rows(results);
-    batch[1] = { ...batch[1]!, payload: '{"dedupKey": "truncated by a bad disk' }; // 22P02: not JSON
+    // 22P02: a value the server cannot read as a number (a payload the store wrote, so it passes the sink's own checks).
+    const unreadable = JSON.stringify({ ...JSON.parse(batch[1]!.payload), result: { ...JSON.parse(batch[1]!.payload).result, value: 'four' } });
+    batch[1] = { ...batch[1]!, payload: unreadable, payloadSha256: sha256Hex(unreadable) };
     const outcomes = await sink.deliver(batch, never);
     expect(outcomes.map((o) => o.kind)).toEqual(['delivered', 'dead', 'delivered', 'delivered', 'dead', 'delivered', 'delivered']);
     expect(outcomes[1]).toMatchObject({ kind: 'dead', reason: expect.stringMatching(/^22P02/) });
     expect(outcomes[4]).toMatchObject({ kind: 'dead', reason: expect.stringMatching(/^22008/) });
     const table = await loaded(db);
     expect(batch.filter((r) => table.has(r.dedupKey))).toHaveLength(5);
+  });
+
+  it('a payload corrupted at rest, or one that is no result payload, is a dead letter and never loaded', async () => {
+    const batch = rows([sampleResult(40), sampleResult(41), sampleResult(42)]);
+    batch[0] = { ...batch[0]!, payload: batch[0]!.payload.replace('4.1', '4.7') };
+    batch[1] = { ...batch[1]!, payload: '{"x":1}', payloadSha256: sha256Hex('{"x":1}') };
+    const outcomes = await sink.deliver(batch, never);
+    expect(outcomes).toEqual([
+      { kind: 'dead', reason: 'payload corrupted at rest' },
+      { kind: 'dead', reason: 'payload is not a result payload' },
+      expect.objectContaining({ kind: 'delivered' }),
+    ]);
+    const table = await loaded(db);
+    expect(batch.map((r) => table.has(r.dedupKey))).toEqual([false, false, true]);
   });
 
   it('reports the sink unreachable (a pause, never a dead letter) when no connection can be made', async () => {
