@@ -1,7 +1,9 @@
 // How the FHIR sink reads an answer it did not expect: a table of rules, first match wins, over the HTTP status and
 // the codes of the OperationOutcome's issues (R4 IssueType). Pure. ARCHITECTURE.md invariant 6: only what is wrong
 // with this one Observation is a dead letter (the invalid and processing families); whatever concerns every
-// Observation alike (auth, scopes, an unsupported interaction, a server error) pauses the sink instead.
+// Observation alike (auth, scopes, an unsupported interaction, a server error) is evidence that the sink is unwell
+// (scope 'sink'; 'unreachable' when no connection could be made), which the delivery engine's breaker weighs.
+import type { RetryScope } from './sink.js';
 
 /** What came back for one entry or one whole request. */
 export type FhirAnswer =
@@ -10,7 +12,7 @@ export type FhirAnswer =
 
 /** What the sink does with it. */
 export type FhirVerdict =
-  | { action: 'retry'; scope: 'record' | 'sink'; why: string; retryAfter?: boolean }
+  | { action: 'retry'; scope: RetryScope; why: string; retryAfter?: boolean }
   | { action: 'dead'; why: string };
 
 // R4 IssueType codes grouped as the value set nests them.
@@ -43,7 +45,7 @@ export const fhirRules: readonly Rule[] = [
   { when: { status: [100, 399] }, then: { action: 'retry', scope: 'sink', why: 'unexpected status' } },
   { when: { failure: ['aborted'] }, then: { action: 'retry', scope: 'record', why: 'delivery aborted' } },
   { when: { failure: ['timeout'] }, then: { action: 'retry', scope: 'sink', why: 'FHIR server timed out' } },
-  { when: { failure: ['connect'] }, then: { action: 'retry', scope: 'sink', why: 'FHIR server unreachable' } },
+  { when: { failure: ['connect'] }, then: { action: 'retry', scope: 'unreachable', why: 'FHIR server unreachable' } },
   // The batch may have been applied: conditional creates and If-Match updates make the resend safe.
   { when: { failure: ['lost'] }, then: { action: 'retry', scope: 'sink', why: 'response lost' } },
 ];
@@ -77,4 +79,23 @@ export function outcomeIssues(document: unknown): { codes: string[]; text: strin
     if (text || where) texts.push(`${i.code ?? ''}: ${text}${where}`);
   }
   return { codes, text: texts.join('; ').slice(0, 400) };
+}
+
+/**
+ * The outcomes of the rows that rode on one exchange, weighed as one piece of evidence (sinks/sink.ts): when every
+ * row failed, the first sink-wide retry keeps its scope and the others are the record's own; when the server
+ * answered any row, it is up, and a failed entry concerns that record alone.
+ */
+export function asOneExchange<T extends { kind: string }>(results: T[]): T[] {
+  const wide = (r: T): boolean => r.kind === 'retry' && ((r as { scope?: RetryScope }).scope ?? 'record') !== 'record';
+  const allFailed = results.every((r) => r.kind === 'retry');
+  let kept = !allFailed;
+  return results.map((r) => {
+    if (!wide(r)) return r;
+    if (!kept) {
+      kept = true;
+      return r;
+    }
+    return { ...r, scope: 'record' } as T;
+  });
 }

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher } from 'undici';
 import { decideCreateMode, type CreateMode, type ModeDecision } from './fhir-capability.js';
-import { classifyFhir } from './fhir-classify.js';
+import { asOneExchange, classifyFhir } from './fhir-classify.js';
 import { observationContent, toObservation, type ObservationOptions } from './fhir-observation.js';
 import { afterAnswer, entryOf, firstStep, unexpected, type EntryAnswer, type Pending, type Step } from './fhir-steps.js';
 import { retryAfterAt } from './lims-classify.js';
@@ -113,7 +113,7 @@ class FhirDelivery implements FhirSink {
     prepared.forEach((p, i) => ('kind' in p ? (out[i] = p) : undefined));
     if (pending.length === 0) return;
     const mode = await this.mode(signal);
-    if (!mode.ok) return void pending.forEach((p) => (out[p.index] = mode.outcome));
+    if (!mode.ok) return void asOneExchange(pending.map(() => mode.outcome)).forEach((o, i) => (out[pending[i]!.index] = o));
     let steps: Pending[] = pending.map((p) => ({ ...p, step: firstStep(p.etag, p.recordId, mode.mode, this.identifierQuery(p.observation.identifier[0]!.value)) }));
     for (let round = 0; round < ROUNDS && steps.length > 0; round++) {
       const results = await this.send(steps, signal);
@@ -159,14 +159,14 @@ class FhirDelivery implements FhirSink {
   private async send(steps: readonly Pending[], signal: AbortSignal): Promise<Result[]> {
     const bundle = { resourceType: 'Bundle', type: 'batch', entry: steps.map(entryOf) };
     const res = await this.authed(signal, 'POST', '', JSON.stringify(bundle));
-    if ('outcome' in res) return steps.map(() => res.outcome);
+    if ('outcome' in res) return asOneExchange(steps.map(() => res.outcome));
     if (res.kind === 'answer' && res.status === 200) return this.entries(steps, res);
     if (res.kind === 'answer' && [400, 413, 422].includes(res.status) && steps.length > 1) {
       const half = Math.ceil(steps.length / 2);
       return [...(await this.send(steps.slice(0, half), signal)), ...(await this.send(steps.slice(half), signal))];
     }
     const outcome = this.whole(res, 'sending the batch');
-    return steps.map(() => outcome);
+    return asOneExchange(steps.map(() => outcome));
   }
 
   private entries(steps: readonly Pending[], res: Extract<Sent, { kind: 'answer' }>): Result[] {
@@ -174,11 +174,11 @@ class FhirDelivery implements FhirSink {
     const entries = doc?.resourceType === 'Bundle' && Array.isArray(doc.entry) ? doc.entry : null;
     if (!entries || entries.length !== steps.length) {
       const outcome: Outcome = { kind: 'retry', reason: `the FHIR server answered the batch with ${entries ? `${entries.length} entries for ${steps.length}` : 'no Bundle'}`, scope: 'sink' };
-      return steps.map(() => outcome);
+      return asOneExchange(steps.map(() => outcome));
     }
     const now = this.deps.now();
     const retryAfter = retryAfterAt(res.headers['retry-after'], now);
-    return steps.map((p, i) => afterAnswer(p, entries[i] ?? {}, now, retryAfter));
+    return asOneExchange(steps.map((p, i) => afterAnswer(p, entries[i] ?? {}, now, retryAfter)));
   }
 
   /** The outcome of a request answered as a whole (no per-entry answers), by the classification table. */

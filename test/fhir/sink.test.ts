@@ -46,10 +46,10 @@ describe('FHIR sink: exactly once', () => {
     expect(Object.values(census.versions)).toEqual([1, 1, 1]);
   });
 
-  it('a lost answer (applied, then the connection dropped) is a sink-wide retry; the resend finds the Observation', async () => {
+  it('a lost answer (applied, then the connection dropped) is one sink-wide failure; the resend finds the Observation', async () => {
     r = await fhirRig({ faults: { rateLost: 1 } });
     const rows = fhirRows(4);
-    expect((await r.sink.deliver(rows, signal)).every((o) => o.kind === 'retry' && o.scope === 'sink')).toBe(true);
+    expect((await r.sink.deliver(rows, signal)).map((o) => o.kind === 'retry' && o.scope)).toEqual(['sink', 'record', 'record', 'record']);
     r.server.configure({ rateLost: 0 });
     const outs = await r.sink.deliver(rows, signal);
     expect(outs.map((o) => o.kind === 'delivered' && o.detail)).toEqual(Array(4).fill('already on the FHIR server with the same clinical content'));
@@ -177,15 +177,22 @@ describe('FHIR sink: update as create, where the server has no conditional creat
 });
 
 describe('FHIR sink: failures', () => {
+  it('entries that fail while others are answered concern their records alone; a batch whose every entry fails is one failure', async () => {
+    const { asOneExchange } = await import('../../src/sinks/fhir-classify.js');
+    const sink = (reason: string): Outcome => ({ kind: 'retry', reason, scope: 'sink' });
+    expect(asOneExchange<Outcome>([sink('a'), { kind: 'delivered' }, sink('b')]).map((o) => o.kind === 'retry' && o.scope)).toEqual(['record', false, 'record']);
+    expect(asOneExchange<Outcome>([sink('a'), sink('b'), { kind: 'retry', reason: 'c', scope: 'record' }]).map((o) => o.kind === 'retry' && o.scope)).toEqual(['sink', 'record', 'record']);
+  });
+
   it.each([
     ['500', { rate500: 1 }, 'sink'],
     ['503', { rate503: 1 }, 'sink'],
     ['429', { rate429: 1 }, 'record'],
-  ] as const)('%s: a retry (%s scope), nothing applied', async (status, faults, scope) => {
+  ] as const)('%s: a retry (%s scope, once for the whole batch), nothing applied', async (status, faults, scope) => {
     r = await fhirRig({ faults: { ...faults, retryAfterSeconds: 7 } });
     const before = Date.now();
     const outs = await r.sink.deliver(fhirRows(2), signal);
-    expect(outs.every((o) => o.kind === 'retry' && o.scope === scope)).toBe(true);
+    expect(outs.map((o) => o.kind === 'retry' && o.scope)).toEqual([scope, 'record']);
     // Retry-After is honored where it means something (429, 503).
     if (status !== '500') expect((outs[0] as { notBefore?: number }).notBefore).toBeGreaterThanOrEqual(before + 7000);
     expect((await r.server.census()).observations).toBe(0);
@@ -201,7 +208,7 @@ describe('FHIR sink: failures', () => {
     r = await fhirRig();
     await r.server.stop();
     const [out] = await r.sink.deliver(fhirRows(1), signal);
-    expect(out).toMatchObject({ kind: 'retry', scope: 'sink', reason: expect.stringMatching(/CapabilityStatement: FHIR server unreachable/) });
+    expect(out).toMatchObject({ kind: 'retry', scope: 'unreachable', reason: expect.stringMatching(/CapabilityStatement: FHIR server unreachable/) });
     await r.server.start();
     expect((await r.sink.deliver(fhirRows(1), signal))[0]).toMatchObject({ kind: 'delivered' });
   });
