@@ -2,6 +2,7 @@
 import type { InstrumentProfile } from './config/mapping.js';
 import type { IngestSummary } from './store/store.js';
 import type { DecodedMessage, InboundMessage, Protocol } from './message.js';
+import type { JunkSampler } from './junk-sampler.js';
 import type { Transport } from './transport/transport.js';
 
 /** Injected time: the runner arms timers through this, never through globals. */
@@ -53,6 +54,8 @@ export interface DriverContext {
   clock: Clock;
   log: DriverLog;
   onEvent: (event: DriverEvent) => void;
+  /** The instrument's sampler for input that is not a message at all (kept across sessions). */
+  junk?: JunkSampler;
 }
 
 /** A running driver bound to one transport. */

@@ -1,8 +1,10 @@
 // The thin HL7 runner: MLLP bytes in, commit through the IngestPort, acknowledgments out. It knows no
 // protocol rule; mllp.ts, message.ts and ack.ts do. Never logs PID fields: only control ids and counts.
 import type { DriverContext, DriverRunner, IngestOutcome } from '../../src/driver.js';
+import { JunkSampler } from '../../src/junk-sampler.js';
 import type { AckOutcome } from './ack.js';
 import { decodeHl7Message, type Hl7Decoding } from './message.js';
+import { startsLikeMessage } from './message-start.js';
 import { initialMllpState, mllpStep, type MllpEffect, type MllpState } from './mllp.js';
 import { hl7Options, type Hl7Options, type Hl7OptionsInput } from './options.js';
 import { refusalFor, repliesFor } from './reply.js';
@@ -16,12 +18,15 @@ class Hl7Runner implements DriverRunner {
   readonly protocol = 'hl7';
   private state: MllpState = initialMllpState;
   private running = false;
+  private readonly junk: JunkSampler;
   private writes: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly ctx: DriverContext,
     private readonly options: Hl7Options,
-  ) {}
+  ) {
+    this.junk = ctx.junk ?? new JunkSampler();
+  }
 
   start(): void {
     this.running = true;
@@ -53,6 +58,7 @@ class Hl7Runner implements DriverRunner {
 
   private onMessage(raw: Buffer): void {
     const decoding = decodeHl7Message(raw, this.ctx.profile, this.options);
+    if (!startsLikeMessage(raw)) return this.onJunk(raw, decoding);
     const outcome = this.commit(raw, decoding);
     const controlId = decoding.header?.controlId;
     if (outcome.kind === 'committed') {
@@ -62,6 +68,20 @@ class Hl7Runner implements DriverRunner {
       this.ctx.log.warn({ controlId, reason: outcome.reason }, 'hl7 message not committed; the sender keeps it');
     }
     this.send(repliesFor(decoding, outcome, this.ctx.clock.now(), this.options));
+  }
+
+  // Not a message at all: refused and counted; the first of each interval is journaled as a sample, saying how many
+  // were only counted since the one before.
+  private onJunk(raw: Buffer, decoding: Hl7Decoding): void {
+    const reason = decoding.decoded.rejections[0]?.reason ?? 'not an HL7 message';
+    const decision = this.junk.next(this.ctx.clock.now());
+    this.ctx.onEvent({ kind: 'discarded', reason: 'not an HL7 message' });
+    if (decision.kind === 'journal') {
+      const more = decision.unsampled > 0 ? `; ${decision.unsampled} more blocks like it since the last sample were counted, not kept` : '';
+      this.commit(raw, { ...decoding, decoded: { results: [], rejections: [{ reason: `${reason}${more}` }] } });
+    }
+    this.ctx.log.warn({ bytes: raw.length, sampled: decision.kind === 'journal', reason }, 'hl7 block that is not a message refused');
+    this.send(repliesFor(decoding, { kind: 'refused', reason }, this.ctx.clock.now(), this.options));
   }
 
   // Invariant 1: the accepting acknowledgment depends on this outcome alone; a throwing port is a failed commit.

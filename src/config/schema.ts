@@ -180,8 +180,13 @@ export const configSchema = z.strictObject({
     /** Below this much free space the gateway refuses new messages (ENQ NAK, HL7 AR) instead of crashing. */
     diskFloorMb: z.number().int().min(0).default(200),
     retention: z
-      .object({ resultsDays: z.number().int().min(1).default(30), auditDays: z.number().int().min(1).default(365) })
-      .default({ resultsDays: 30, auditDays: 365 }),
+      .object({
+        resultsDays: z.number().int().min(1).default(30),
+        auditDays: z.number().int().min(1).default(365),
+        /** MB of the newest rejected captures kept for reprocessing; older ones are pruned. */
+        rejectedMb: z.number().int().min(1).default(100),
+      })
+      .default({ resultsDays: 30, auditDays: 365, rejectedMb: 100 }),
   }),
   instruments: z.array(instrumentSchema).default([]),
   sinks: z.strictObject({ postgres: postgresSink.optional(), lims: limsSink.optional(), fhir: fhirSink.optional() }).default({}),

@@ -1,7 +1,6 @@
 // The gateway: store, drains, HTTP, disk guard and instruments, started in that order and stopped in reverse.
 // Recovery after a power cut needs no replay step: a capture and its results commit in one transaction, so the
 // store never holds a journaled-but-unprocessed message; only in-flight deliveries are released.
-import { readFile } from 'node:fs/promises';
 import type { Config } from '../config/schema.js';
 import type { Clock, DriverEvent } from '../driver.js';
 import { bindInstruments, type BoundInstrument } from '../drivers.js';
@@ -17,18 +16,13 @@ import type { Sink } from '../sinks/sink.js';
 import { Retention } from '../store/retention.js';
 import { openStore, type Store } from '../store/store.js';
 import type { SerialPortFactory } from '../transport/endpoint.js';
-import { healthRoute, type SinkHealth } from '../web/health.js';
-import { metricsRoute } from '../web/metrics.js';
-import { WebServer } from '../web/server.js';
-import { isLoopbackHost } from '../web/status/auth.js';
-import { gatewayStatusSource } from '../web/status/gateway-source.js';
-import { statusPage } from '../web/status/routes.js';
-import type { StatusSource } from '../web/status/source.js';
-import { reprocessCapture } from './reprocess.js';
+import type { SinkHealth } from '../web/health.js';
+import type { WebServer } from '../web/server.js';
 import { recordDeliveryMetrics } from './delivery-metrics.js';
 import { createIngestPort } from './ingest-port.js';
 import { superviseInstruments, type InstrumentHandle } from './instruments.js';
 import { buildSinks, enabledSinkNames, qcSinkNames } from './sinks.js';
+import { gatewayWeb } from './web.js';
 
 /** What the composition root injects (tests and the demo replace the serial ports, sinks and disk probe). */
 export interface GatewayDeps {
@@ -201,29 +195,17 @@ export class Gateway {
 
   private async startWeb(store: Store): Promise<{ port: number }> {
     const { config, deps } = this;
-    const http = config.gateway.http;
-    const requireToken = !isLoopbackHost(http.host);
-    const token = http.tokenFile ? (await readFile(http.tokenFile, 'utf8')).trim() : undefined;
-    const page = statusPage(this.statusSource(store), {
-      requireToken,
-      ...(token ? { token } : {}),
-      now: deps.clock.now,
-      log: deps.log.child({ part: 'status-page' }),
+    this.web = await gatewayWeb({
+      config, clock: deps.clock, log: deps.log, summarized: (log) => this.summarized(log), store, metrics: this.metrics,
+      ...(deps.faults ? { faults: deps.faults } : {}),
+      ready: () => this.ready,
+      disk: () => this.disk,
+      instruments: () => this.instruments.map((i) => i.supervisor.snapshot()),
+      sinkHealth: () => this.sinkHealth(),
+      drains: () => this.drains,
+      bound: () => this.bound,
+      retention: () => this.retention,
     });
-    const log = this.summarized(deps.log.child({ part: 'http' }));
-    this.web = new WebServer({ host: http.host, port: http.port, log, guard: page.guard, routes: page.routes, limits: { max: http.maxConnections } });
-    this.web.route(
-      healthRoute({
-        ready: () => this.ready,
-        store: () => (store.db.open ? { writable: this.disk?.accepting() ?? true } : { writable: false, reason: 'store closed' }),
-        ...(this.disk ? { disk: () => this.disk!.status() } : {}),
-        instruments: () => this.instruments.map((i) => i.supervisor.snapshot()),
-        sinks: () => this.sinkHealth(),
-        ...(deps.faults ? { unhandledErrors: () => deps.faults!.count } : {}),
-        thresholds: config.alerts,
-      }),
-    );
-    this.web.route(metricsRoute(this.metrics));
     return this.web.start();
   }
 
@@ -231,21 +213,5 @@ export class Gateway {
     const summary = new LogSummary(log, this.deps.clock);
     this.summaries.push(summary);
     return summary;
-  }
-
-  private statusSource(store: Store): StatusSource {
-    return gatewayStatusSource({
-      gatewayId: this.config.gateway.id,
-      now: this.deps.clock.now,
-      store,
-      instruments: () => this.instruments.map((i) => i.supervisor.snapshot()),
-      drains: () => this.drains.map((d) => d.status()),
-      wake: (sink) => this.drains.find((d) => d.status().sink === sink)?.notify(),
-      reprocess: (id, actor) => {
-        const summary = reprocessCapture(store, this.bound, id, actor);
-        if (summary.inserted > 0) this.drains.forEach((d) => d.notify());
-        return summary;
-      },
-    });
   }
 }

@@ -4,6 +4,7 @@
 import type { Config } from '../config/schema.js';
 import type { Clock, DriverEvent, IngestPort } from '../driver.js';
 import type { BoundInstrument } from '../drivers.js';
+import { JunkSampler } from '../junk-sampler.js';
 import { LogSummary } from '../log-summary.js';
 import { instrumentLogger, type Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -41,6 +42,7 @@ export function superviseInstruments(config: Config, deps: InstrumentDeps): Inst
       const endpoint = endpointFor(instrument.transport, { createSerialPort: deps.createSerialPort });
       // One place for every line the instrument's runner and supervisor write: repeats under a flood are summarized.
       const log = new LogSummary(instrumentLogger(deps.log, instrument.id), deps.clock);
+      const junk = new JunkSampler();
       const onEvent = (event: DriverEvent): void => {
         supervisor.recordEvent(event);
         deps.metrics.driverEvent(instrument.id, event);
@@ -59,6 +61,7 @@ export function superviseInstruments(config: Config, deps: InstrumentDeps): Inst
             clock: deps.clock,
             log,
             onEvent,
+            junk,
           });
           runner.start();
           return runner;

@@ -2,7 +2,8 @@
 // entries after `auditDays`, then the freed pages are returned to the filesystem (auto_vacuum=INCREMENTAL, set by
 // database.ts before the first table exists).
 // Rules kept by every run:
-// - Never pruned automatically: dead letters, conflicts (and the results and captures they name), rejected captures.
+// - Never pruned automatically: dead letters, conflicts (and the results and captures they name). Rejected captures
+//   only beyond their size bound, oldest first (prune-rejected.ts).
 // - A result goes only when it was first and last seen before the cut-off and no outbox row of its key is pending,
 //   dead or conflict (all of them sent, or none: QC results and sink-less gateways have nothing to deliver).
 // - An outbox row goes only with all the rows of its result: all sent, older than the cut-off, named by no conflict.
@@ -15,12 +16,15 @@
 // later for an old result (a forwarded conflict) is caught by the result's own outbox slots.
 import type Database from 'better-sqlite3';
 import { OUTBOX_SLOTS, outboxIdOf } from './ingest.js';
+import { rejectedStep } from './prune-rejected.js';
 
 /** Rows older than these instants (epoch ms) may go; `now` stamps the run's audit entry. */
 export interface Cutoffs {
   results: number;
   audit: number;
   now: number;
+  /** Raw bytes of the newest rejected captures kept; older ones go. Absent: rejected captures are all kept. */
+  rejectedBytes?: number;
 }
 
 /** What one prune run removed. */
@@ -28,6 +32,8 @@ export interface PruneCounts {
   results: number;
   outbox: number;
   captures: number;
+  /** Rejected captures beyond the size bound. */
+  rejected: number;
   audit: number;
   /** Pages handed back to the filesystem by incremental vacuum. */
   freedPages: number;
@@ -57,12 +63,14 @@ const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 export async function pruneOnce(db: Database.Database, cutoffs: Cutoffs, batchSize = 500, control: PruneControl = {}): Promise<PruneCounts> {
   const pause = control.pause ?? nextTick;
   const stopped = (): boolean => control.signal?.aborted === true;
-  const counts: PruneCounts = { results: 0, outbox: 0, captures: 0, audit: 0, freedPages: 0, resultsDeferred: false };
+  const counts: PruneCounts = { results: 0, outbox: 0, captures: 0, rejected: 0, audit: 0, freedPages: 0, resultsDeferred: false };
   const walk = outboxWalk(db, cutoffs.results);
+  const kept = capturesKept(db);
   const phases: [keyof PruneCounts, BatchStep][] = [
     ['outbox', walk.step],
     ['results', resultsStep(db, cutoffs.results, walk.kept, walk.overflowed)],
-    ['captures', capturesStep(db, cutoffs.results)],
+    ['captures', capturesStep(db, cutoffs.results, kept)],
+    ...(cutoffs.rejectedBytes === undefined ? [] : [['rejected', rejectedStep(db, cutoffs.rejectedBytes, kept)] as [keyof PruneCounts, BatchStep]]),
     ['audit', auditStep(db, cutoffs.audit)],
   ];
   run: for (const [name, step] of phases) {
@@ -80,7 +88,7 @@ export async function pruneOnce(db: Database.Database, cutoffs: Cutoffs, batchSi
   // Also a run cut short by stop() is audited with what it did.
   db.prepare(`INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, 'gateway', 'retention-pruned', NULL, ?)`).run(
     cutoffs.now,
-    JSON.stringify({ ...counts, freedPages: undefined, resultsBefore: cutoffs.results, auditBefore: cutoffs.audit }),
+    JSON.stringify({ ...counts, freedPages: undefined, resultsBefore: cutoffs.results, auditBefore: cutoffs.audit, rejectedBytesKept: cutoffs.rejectedBytes }),
   );
   counts.freedPages = await vacuum(db, pause, stopped);
   return counts;
@@ -168,10 +176,8 @@ function resultsStep(db: Database.Database, cutoff: number, kept: Set<string>, d
 
 // Captures in id (journal) order up to the first one received after the cut-off: ids follow receipt (the journal is
 // written as messages complete), and a capture out of that order by a few seconds only waits for the next run.
-function capturesStep(db: Database.Database, cutoff: number): BatchStep {
+function capturesStep(db: Database.Database, cutoff: number, kept: CaptureKept): BatchStep {
   const page = db.prepare(`SELECT id, status, received_at, processed_at FROM captures WHERE id > ? ORDER BY id LIMIT ?`).raw();
-  const named = new Set(db.prepare('SELECT capture_id FROM conflicts WHERE capture_id IS NOT NULL').pluck().all() as number[]);
-  const hasResults = resultsOfCapture(db);
   const remove = db.prepare(`DELETE FROM captures WHERE id = ? AND status = 'accepted'`);
   let after = 0;
   return (limit) => {
@@ -180,11 +186,20 @@ function capturesStep(db: Database.Database, cutoff: number): BatchStep {
     let removed = 0;
     for (const [id, status, receivedAt, processedAt] of fresh >= 0 ? rows.slice(0, fresh) : rows) {
       after = id;
-      if (status !== 'accepted' || processedAt >= cutoff || named.has(id) || hasResults(id, receivedAt, processedAt)) continue;
+      if (status !== 'accepted' || processedAt >= cutoff || kept(id, receivedAt, processedAt)) continue;
       removed += remove.run(id).changes;
     }
     return { removed, done: fresh >= 0 || rows.length < limit };
   };
+}
+
+type CaptureKept = (id: number, receivedAt: number, processedAt: number) => boolean;
+
+// A capture stays while a conflict names it or a stored result came from it.
+function capturesKept(db: Database.Database): CaptureKept {
+  const named = new Set(db.prepare('SELECT capture_id FROM conflicts WHERE capture_id IS NOT NULL').pluck().all() as number[]);
+  const hasResults = resultsOfCapture(db);
+  return (id, receivedAt, processedAt) => named.has(id) || hasResults(id, receivedAt, processedAt);
 }
 
 // Exact with an index on results(capture_id); otherwise bounded by the capture's receipt and last processing.

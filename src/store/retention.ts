@@ -18,6 +18,8 @@ export interface RetentionOptions {
   clock: Clock;
   resultsDays: number;
   auditDays: number;
+  /** MB of the newest rejected captures kept; older ones go. Absent: every rejected capture is kept. */
+  rejectedMb?: number;
   log?: RetentionLog;
   /** Between runs. Default one hour. */
   intervalMs?: number;
@@ -32,8 +34,15 @@ export class Retention {
   private running: Promise<void> | null = null;
   private abort = new AbortController();
   private active = false;
+  private rejectedPruned = 0;
 
   constructor(private readonly options: RetentionOptions) {}
+
+  /** The bound on rejected captures and how many older ones went since start (for the status page). */
+  rejectedBound(): { keptMb: number; prunedSinceStart: number } | undefined {
+    const { rejectedMb } = this.options;
+    return rejectedMb === undefined ? undefined : { keptMb: rejectedMb, prunedSinceStart: this.rejectedPruned };
+  }
 
   /** Arms the first run. */
   start(): void {
@@ -63,11 +72,17 @@ export class Retention {
   }
 
   private async run(): Promise<void> {
-    const { db, clock, resultsDays, auditDays, log, batchSize } = this.options;
+    const { db, clock, resultsDays, auditDays, rejectedMb, log, batchSize } = this.options;
     const now = clock.now();
-    const cutoffs = { results: now - resultsDays * DAY_MS, audit: now - auditDays * DAY_MS, now };
+    const cutoffs = {
+      results: now - resultsDays * DAY_MS,
+      audit: now - auditDays * DAY_MS,
+      now,
+      ...(rejectedMb === undefined ? {} : { rejectedBytes: rejectedMb * 1024 * 1024 }),
+    };
     try {
       const counts = await pruneOnce(db, cutoffs, batchSize ?? 500, { signal: this.abort.signal });
+      this.rejectedPruned += counts.rejected;
       log?.info({ ...counts }, 'retention run finished');
     } catch (err) {
       // A full disk or a busy database only delays pruning; the next run tries again.

@@ -1,13 +1,16 @@
 // labgate listens and the analyzer connects (tcp-server). One session at a time per instrument, because two
 // senders on one link would interleave their messages. On a lab network anyone can reach the port, so:
 // - an optional allow-list names the source addresses that may connect; others are refused at once;
-// - a newer connection replaces a session that has been silent for `replaceSilentMs` (an analyzer that rebooted
-//   leaves its old connection half-open, and a stranger's idle connection must not lock the analyzer out), while a
-//   session that is talking is never cut short: the newcomer is refused;
+// - a connection that arrives during a session waits its turn (one at a time; a second is refused): an analyzer
+//   that connects once per message often reconnects before its previous connection's end has been read here;
+// - the waiting connection replaces the session once that has been silent for `replaceSilentMs` (an analyzer that
+//   rebooted leaves its old connection half-open, and a stranger's idle connection must not lock the analyzer out),
+//   while a session that is talking is never cut short;
 // - an optional idle timeout closes a session that stays silent that long.
 // Every refusal is reported to `onRefused` (the supervisor logs it, summarized, and counts it). The listener stays
 // open whatever the clients do: only `close()` ends it.
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { systemClock, type Clock } from '../driver.js';
 import type { AllowList } from './allow-list.js';
 import { abortError, SocketTransport, type TcpAddress } from './tcp.js';
 import type { Transport } from './transport.js';
@@ -28,7 +31,7 @@ export interface TcpServerOptions extends TcpAddress {
   idleMs?: number;
   /** A session silent this long gives way to a newer connection. Default 30 s. */
   replaceSilentMs?: number;
-  now?: () => number;
+  clock?: Clock;
 }
 
 /** Silence after which a session gives way to a newer connection: longer than any pause inside an exchange. */
@@ -42,10 +45,11 @@ export class TcpServerEndpoint {
   private queued: Socket | undefined;
   private waiter: { resolve: (t: Transport) => void; reject: (e: Error) => void } | undefined;
   private readonly refusedListeners: ((refusal: Refusal) => void)[] = [];
-  private readonly now: () => number;
+  private readonly clock: Clock;
+  private replaceTimer: unknown;
 
   constructor(private readonly options: TcpServerOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   get description(): string {
@@ -100,6 +104,7 @@ export class TcpServerEndpoint {
   async close(): Promise<void> {
     const server = this.server;
     this.server = undefined;
+    this.clock.clearTimeout(this.replaceTimer);
     this.waiter?.reject(new Error('endpoint closed'));
     this.waiter = undefined;
     this.queued?.destroy();
@@ -112,20 +117,29 @@ export class TcpServerEndpoint {
     socket.on('error', () => {});
     const peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     if (this.options.allow && !this.options.allow.allows(socket.remoteAddress)) return this.refuse(socket, { peer, reason: 'not-allowed' });
-    const active = this.active;
-    if (active && this.now() - active.lastDataAt < (this.options.replaceSilentMs ?? REPLACE_SILENT_MS)) return this.refuse(socket, { peer, reason: 'busy' });
     if (this.queued && !this.queued.destroyed) return this.refuse(socket, { peer, reason: 'busy' });
-    if (this.waiter && !active) {
+    if (this.waiter && !this.active) {
       const waiter = this.waiter;
       this.waiter = undefined;
       return waiter.resolve(this.session(socket));
     }
-    // Held for the supervisor's next open, which follows the silent session's close (or comes any moment now).
+    // Held for the supervisor's next open, which follows the current session's end (or comes any moment now).
     this.queued = socket;
     socket.once('close', () => {
       if (this.queued === socket) this.queued = undefined;
     });
-    if (active) void active.end(`replaced by a newer connection from ${peer} after ${Math.round((this.now() - active.lastDataAt) / 1000)} s of silence`);
+    this.replaceWhenSilent(peer);
+  }
+
+  // Ends the session once it has been silent long enough, while a connection waits; rechecks if it talked meanwhile.
+  private replaceWhenSilent(peer: string): void {
+    this.clock.clearTimeout(this.replaceTimer);
+    const active = this.active;
+    if (!active || !this.queued || this.queued.destroyed) return;
+    const silentMs = this.clock.now() - active.lastDataAt;
+    const wait = (this.options.replaceSilentMs ?? REPLACE_SILENT_MS) - silentMs;
+    if (wait > 0) return void (this.replaceTimer = this.clock.setTimeout(() => this.replaceWhenSilent(peer), wait));
+    void active.end(`replaced by a newer connection from ${peer} after ${Math.round(silentMs / 1000)} s of silence`);
   }
 
   private refuse(socket: Socket, refusal: Refusal): void {
@@ -134,10 +148,12 @@ export class TcpServerEndpoint {
   }
 
   private session(socket: Socket): SocketTransport {
-    const transport = new SocketTransport(socket, this.now);
+    const transport = new SocketTransport(socket, () => this.clock.now());
     this.active = transport;
     transport.onClose(() => {
-      if (this.active === transport) this.active = undefined;
+      if (this.active !== transport) return;
+      this.active = undefined;
+      this.clock.clearTimeout(this.replaceTimer);
     });
     const idleMs = this.options.idleMs ?? 0;
     if (idleMs > 0) socket.setTimeout(idleMs, () => void transport.end(`no data for ${Math.round(idleMs / 1000)} s; closed by labgate`));

@@ -2,68 +2,18 @@
 // URL parser accepts answer 400 for that request alone, and an unhandled promise rejection anywhere in the
 // process is logged and counted while the instruments keep being answered.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { mindrayBs } from '../hl7/fixtures.js';
 import { Hl7TcpSender } from './analyzers.js';
-import { freePort, GatewayChild, scratch, until, writeConfig } from './harness.js';
+import { until } from './harness.js';
+import { hl7Message as message, hl7Rig, rawRequest } from './hostile.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** Sends `request` on a fresh socket and resolves with everything the server wrote before closing or going quiet. */
-export function rawRequest(port: number, request: string, quietMs = 1_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection(port, '127.0.0.1');
-    let text = '';
-    let timer: NodeJS.Timeout | undefined;
-    const done = (): void => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(text);
-    };
-    socket.on('data', (d: Buffer) => {
-      text += d.toString('latin1');
-      clearTimeout(timer);
-      timer = setTimeout(done, 100);
-    });
-    socket.once('error', (err) => (text ? done() : reject(err)));
-    socket.once('close', done);
-    socket.once('connect', () => {
-      socket.write(request);
-      timer = setTimeout(done, quietMs);
-    });
-  });
-}
-
-/** A gateway child with one HL7 instrument on TCP, and a sender connected to it. */
-async function rig(name: string, env: Record<string, string> = {}, http: object = {}) {
-  const s = scratch(name);
-  cleanups.push(s.cleanup);
-  const httpPort = await freePort();
-  const hl7Port = await freePort();
-  const instruments = [{
-    id: 'bs240', driver: 'hl7', timezone: 'Europe/Vienna', transport: { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port },
-    mapping: mindrayBs.profile.mapping, options: mindrayBs.options,
-  }];
-  const file = writeConfig({ dir: s.dir, httpPort, instruments });
-  const config = JSON.parse(readFileSync(file, 'utf8')) as { gateway: { http: object } };
-  Object.assign(config.gateway.http, http);
-  writeFileSync(file, JSON.stringify(config));
-  const gateway = new GatewayChild(file, httpPort, s.dir);
-  cleanups.push(() => gateway.stopIfRunning());
-  await gateway.start(env);
-  const sender = new Hl7TcpSender(hl7Port);
-  await sender.connect();
-  cleanups.push(() => sender.close());
-  return { gateway, sender, httpPort, hl7Port };
-}
-
-/** The Mindray fixture as a new message: its own control id and accession. */
-const message = (n: number): string => mindrayBs.payload.replace('|12|P|', `|C${n}|P|`).replaceAll('2410290017', `ACC${n}`);
+const rig = (name: string, env: Record<string, string> = {}, http: object = {}) => hl7Rig(cleanups, name, { env, http });
 
 describe('labgate run under hostile HTTP requests', () => {
   it('answers 400 to request targets no URL parser accepts and keeps serving everything else', async () => {

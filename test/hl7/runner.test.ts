@@ -103,12 +103,28 @@ describe('HL7 runner over the fake transport', () => {
     expect(h.ingest.messages).toEqual([]);
   });
 
-  test('garbage in a block is journaled as rejected and answered AE', async () => {
+  test('blocks that are not messages are refused (AR) and counted; one a minute is journaled as a sample', async () => {
     const h = started();
-    h.transport.emitData(bytes('<VT>not hl7 at all<FS><CR>'));
+    for (let i = 0; i < 500; i++) h.transport.emitData(bytes(`<VT>not hl7 at all ${i}<FS><CR>`));
     await settle();
-    expect(ackCodes(h.transport.written)).toEqual(['AE:']);
-    expect(h.ingest.messages[0]!.rejections[0]!.reason).toMatch(/not an HL7 message/);
+    expect(ackCodes(h.transport.written)).toEqual(Array(500).fill('AR:'));
+    expect(h.events.filter((e) => e.kind === 'discarded')).toHaveLength(500);
+    expect(h.ingest.messages.map((m) => m.capture.raw.toString('latin1'))).toEqual(['not hl7 at all 0']);
+    expect(h.ingest.messages[0]!.rejections).toEqual([{ reason: 'not an HL7 message: message does not start with an MSH segment' }]);
+    h.clock.advance(60_000);
+    h.transport.emitData(bytes('<VT>\x16\x03\x01 a TLS hello<FS><CR>'));
+    await settle();
+    expect(h.ingest.messages).toHaveLength(2);
+    expect(h.ingest.messages[1]!.rejections[0]!.reason).toMatch(/; 499 more blocks like it since the last sample were counted, not kept$/);
+  });
+
+  test('a block that starts with MSH is journaled every time, however broken the rest is', async () => {
+    const h = started();
+    for (let i = 0; i < 3; i++) h.transport.emitData(mllp(`MSH|^~\\&|X|Y|||20241029083015||ORU^R01|${i}|P|2.3.1\r%%%|garbage`));
+    await settle();
+    expect(h.ingest.messages).toHaveLength(3);
+    expect(h.ingest.messages.every((m) => /not an HL7 message: segment 2/.test(m.rejections[0]?.reason ?? ''))).toBe(true);
+    expect(ackCodes(h.transport.written)).toEqual(['AE:', 'AE:', 'AE:']);
   });
 
   test('byte-at-a-time delivery and noise between blocks', async () => {

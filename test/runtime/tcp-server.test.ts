@@ -86,29 +86,52 @@ describe('TcpServerEndpoint on a lab network', () => {
     expect(closed?.reason).toMatch(/^no data for 0 s; closed by labgate$/);
   });
 
-  it('lets a newer connection replace a silent session, but never one that is talking', async () => {
-    let now = 1_000_000;
-    const { endpoint, port, refused } = await listening({ replaceSilentMs: 30_000, now: () => now });
+  it('lets a waiting connection replace a session once it is silent, never one that is talking; a third is refused', async () => {
+    const clock = new ManualClock();
+    const { endpoint, port, refused } = await listening({ replaceSilentMs: 30_000, clock });
     const first = endpoint.open();
-    const silent = await dial(port);
+    const old = await dial(port);
     const session = await first;
+    const seen: string[] = [];
+    session.onData((d) => seen.push(d.toString()));
     let closed: CloseInfo | undefined;
     session.onClose((info) => (closed = info));
-    now += 29_000;
-    const early = await dial(port);
-    await until(() => early.closed());
-    expect(refused.map((r) => r.reason)).toEqual(['busy']);
-    expect(silent.closed()).toBe(false);
-    now += 1_000;
+    clock.advance(20_000);
     const newer = await dial(port);
-    await until(() => silent.closed());
+    newer.socket.write('results');
+    const third = await dial(port);
+    await until(() => third.closed());
+    expect(refused.map((r) => r.reason)).toEqual(['busy']);
+    // The session talks at 25 s: it is not silent for 30 s until 55 s.
+    clock.advance(5_000);
+    old.socket.write('still here');
+    await until(() => seen.join('') === 'still here');
+    clock.advance(29_000);
+    await settle();
+    expect(old.closed() || newer.closed()).toBe(false);
+    clock.advance(1_000);
+    await until(() => old.closed());
     expect(closed?.reason).toMatch(/^replaced by a newer connection from 127\.0\.0\.1:\d+ after 30 s of silence$/);
     const next = await endpoint.open();
     const received: string[] = [];
     next.onData((d) => received.push(d.toString()));
-    newer.socket.write('results');
     await until(() => received.join('') === 'results');
     expect(newer.closed()).toBe(false);
+  });
+
+  it('hands a connection made while the previous one is still closing to the next session (one connection per message)', async () => {
+    const { endpoint, port, refused } = await listening();
+    const first = endpoint.open();
+    const a = await dial(port);
+    await first;
+    a.socket.destroy();
+    const b = await dial(port);
+    b.socket.write('next message');
+    const next = await endpoint.open();
+    const received: string[] = [];
+    next.onData((d) => received.push(d.toString()));
+    await until(() => received.join('') === 'next message');
+    expect(refused).toEqual([]);
   });
 });
 

@@ -27,12 +27,12 @@ function connect(port: number): Promise<Socket> {
   });
 }
 
-function collect(socket: Socket): { text: () => string; closed: () => boolean } {
+function collect(socket: Socket): { socket: Socket; text: () => string; closed: () => boolean } {
   let text = '';
   let closed = false;
   socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
   socket.on('close', () => (closed = true));
-  return { text: () => text, closed: () => closed };
+  return { socket, text: () => text, closed: () => closed };
 }
 
 describe('TcpServerEndpoint (labgate listens)', () => {
@@ -56,7 +56,7 @@ describe('TcpServerEndpoint (labgate listens)', () => {
     expect(closed?.reason).toBe('peer closed the connection');
   });
 
-  it('accepts one connection at a time per instrument', async () => {
+  it('accepts one session at a time per instrument: one more connection waits its turn, a third is refused', async () => {
     const endpoint = new TcpServerEndpoint({ host: '127.0.0.1', port: 0 });
     cleanups.push(() => endpoint.close());
     const refused: string[] = [];
@@ -66,7 +66,10 @@ describe('TcpServerEndpoint (labgate listens)', () => {
     const first = await connect(port);
     const transport = await opened;
     const second = collect(await connect(port));
-    await until(() => second.closed());
+    cleanups.push(() => void second.socket.destroy());
+    const third = collect(await connect(port));
+    await until(() => third.closed());
+    expect(second.closed()).toBe(false);
     expect(refused).toEqual([expect.stringMatching(/^busy 127\.0\.0\.1:\d+$/)]);
     const received: string[] = [];
     transport.onData((d) => received.push(d.toString()));

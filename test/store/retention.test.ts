@@ -207,6 +207,56 @@ describe('pruneOnce', () => {
   });
 });
 
+describe('the size bound on rejected captures', () => {
+  /** A rejected capture of `bytes` raw bytes (no result in it). */
+  const junk = (receivedAt: number, bytes: number, tag: string): InboundMessage => ({
+    capture: { instrumentId: 'hl7-1', protocol: 'hl7', receivedAt, raw: Buffer.from(tag.padEnd(bytes, '#'), 'latin1') },
+    results: [],
+    rejections: [{ reason: 'not an HL7 message' }],
+  });
+
+  it('keeps the newest rejected captures within the bound and prunes the older ones, whatever their age', async () => {
+    const { store, clock } = setup();
+    for (let i = 0; i < 40; i++) store.ingest(junk(clock.now() + i, 10_000, `junk ${i}`));
+    const bound = 100_000;
+
+    const counts = await pruneOnce(store.db, { ...cutoffsAt(clock.now()), rejectedBytes: bound }, 7);
+
+    expect(counts.rejected).toBe(30);
+    const kept = store.db.prepare(`SELECT substr(raw, 1, 8) FROM captures WHERE status = 'rejected' ORDER BY id`).pluck().all() as Buffer[];
+    expect(kept.map((b) => b.toString('latin1').replace(/#+$/, ''))).toEqual(Array.from({ length: 10 }, (_, i) => `junk ${30 + i}`));
+    expect(count(store, `SELECT SUM(length(raw)) FROM captures WHERE status = 'rejected'`)).toBeLessThanOrEqual(bound);
+    const run = store.db.prepare(`SELECT detail FROM audit WHERE action = 'retention-pruned'`).pluck().get() as string;
+    expect(JSON.parse(run)).toMatchObject({ rejected: 30, rejectedBytesKept: bound });
+  });
+
+  it('never prunes a rejected capture that a stored result came from, nor an accepted one, and without a bound none', async () => {
+    const { store, clock } = setup();
+    store.ingest({ ...messageAt(clock.now(), 0, 1), rejections: [{ reason: 'unmapped code XYZ' }] });
+    store.ingest(messageAt(clock.now(), 1, 1));
+    for (let i = 0; i < 5; i++) store.ingest(junk(clock.now(), 1_000, `junk ${i}`));
+
+    expect((await pruneOnce(store.db, cutoffsAt(clock.now()), 500)).rejected).toBe(0);
+    const counts = await pruneOnce(store.db, { ...cutoffsAt(clock.now()), rejectedBytes: 1 }, 500);
+
+    expect(counts.rejected).toBe(5);
+    expect(store.db.prepare('SELECT status, result_count FROM captures ORDER BY id').raw().all()).toEqual([['rejected', 1], ['accepted', 1]]);
+  });
+
+  it('is enforced by the retention timer and reported with what it pruned since start', async () => {
+    const { store } = setup();
+    const clock = new ManualClock(Date.UTC(2026, 6, 1));
+    for (let i = 0; i < 30; i++) store.ingest(junk(clock.now(), 100_000, `junk ${i}`));
+    const retention = new Retention({ db: store.db, clock, resultsDays: 30, auditDays: 365, rejectedMb: 1, firstRunDelayMs: 1_000 });
+    retention.start();
+    expect(retention.rejectedBound()).toEqual({ keptMb: 1, prunedSinceStart: 0 });
+    await clock.advanceSettling(1_000);
+    await retention.stop();
+    expect(count(store, `SELECT COUNT(*) FROM captures WHERE status = 'rejected'`)).toBe(10);
+    expect(retention.rejectedBound()).toEqual({ keptMb: 1, prunedSinceStart: 20 });
+  });
+});
+
 describe('Retention', () => {
   it('runs shortly after start, then every interval, and stops cleanly', async () => {
     const { store } = setup();

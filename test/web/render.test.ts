@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { instrumentLamp, overallLamp, redItems, relativeTime, sinkLamp } from '../../src/web/status/format.js';
 import { payloadFields } from '../../src/web/status/gateway-views.js';
 import { escapeHtml, html } from '../../src/web/status/html.js';
+import { queuesSection } from '../../src/web/status/render-queues.js';
 import { instrumentsSection } from '../../src/web/status/render-status.js';
 import { fields, instrument, sink } from './fake-source.js';
 
@@ -62,5 +63,17 @@ describe('instrument cards', () => {
     const [bs240 = '', chem1 = ''] = page.split('<article').slice(1);
     expect(bs240).toMatch(/<dt>Refused connections<\/dt><dd>7<\/dd>/);
     expect(chem1).not.toMatch(/Refused/);
+  });
+});
+
+describe('the rejected messages section', () => {
+  it('says that only the newest rejected captures are kept, and how many older ones went', () => {
+    const base = { gatewayId: 'g', now: 0, instruments: [], sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] };
+    expect(queuesSection(base, 'csrf').value).not.toMatch(/are kept/);
+    const none = queuesSection({ ...base, rejectedRetention: { keptMb: 100, prunedSinceStart: 0 } }, 'csrf').value;
+    expect(none).toMatch(/The newest 100 MB of rejected messages are kept for reprocessing; older ones are pruned\.<\/p>/);
+    const rejectedCaptures = [{ id: 7, instrumentId: 'bs240', protocol: 'hl7', receivedAt: 0, reasons: [{ reason: 'not an HL7 message' }] }];
+    const some = queuesSection({ ...base, rejectedCaptures, rejectedRetention: { keptMb: 100, prunedSinceStart: 4312 } }, 'csrf').value;
+    expect(some).toMatch(/older ones are pruned\. 4312 older ones were pruned since the gateway started\./);
   });
 });

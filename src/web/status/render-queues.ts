@@ -69,9 +69,16 @@ function rejectedRow(r: RejectedCaptureView, csrf: string, now: number): SafeHtm
 <td><ul class="reasons">${reasons}</ul></td><td>${reprocess}</td></tr>`;
 }
 
+function rejectedBound(s: StatusSnapshot): SafeHtml | string {
+  const bound = s.rejectedRetention;
+  if (!bound) return '';
+  const pruned = bound.prunedSinceStart > 0 ? html` ${bound.prunedSinceStart} older ones were pruned since the gateway started.` : '';
+  return html`<p class="note" data-rejected-bound="${bound.keptMb}">The newest ${bound.keptMb} MB of rejected messages are kept for reprocessing; older ones are pruned.${pruned}</p>`;
+}
+
 function rejectedCaptures(s: StatusSnapshot, csrf: string): SafeHtml {
-  if (s.rejectedCaptures.length === 0) return html`<p class="empty">No rejected messages.</p>`;
-  return html`<div class="scroll"><table><thead><tr><th>Capture</th><th>Instrument</th><th>Protocol</th><th>Received</th><th>Why</th><th></th></tr></thead>
+  if (s.rejectedCaptures.length === 0) return html`<p class="empty">No rejected messages.</p>${rejectedBound(s)}`;
+  return html`${rejectedBound(s)}<div class="scroll"><table><thead><tr><th>Capture</th><th>Instrument</th><th>Protocol</th><th>Received</th><th>Why</th><th></th></tr></thead>
 <tbody>${s.rejectedCaptures.map((r) => rejectedRow(r, csrf, s.now))}</tbody></table></div>`;
 }
 

@@ -121,6 +121,8 @@ export interface StatusSnapshot {
   deadLetters: DeadLetterView[];
   conflicts: ConflictView[];
   rejectedCaptures: RejectedCaptureView[];
+  /** The size bound on rejected captures (the newest are kept), when retention enforces one. */
+  rejectedRetention?: { keptMb: number; prunedSinceStart: number };
 }
 
 /** What an action did, in a sentence for the technician; `not-found` when someone else got there first. */

@@ -1,0 +1,96 @@
+// The gateway's HTTP listener: the status page (with its guard), /healthz and /metrics on one WebServer, reading
+// the running parts through the providers the gateway passes in.
+import { readFile } from 'node:fs/promises';
+import type { Config } from '../config/schema.js';
+import type { DiskGuard } from '../disk-guard.js';
+import type { Drain } from '../delivery/drain.js';
+import type { BoundInstrument } from '../drivers.js';
+import type { Clock } from '../driver.js';
+import type { LogSummary } from '../log-summary.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { ProcessFaults } from '../process-faults.js';
+import type { Retention } from '../store/retention.js';
+import type { Store } from '../store/store.js';
+import type { PortStatus } from '../transport/supervisor.js';
+import { healthRoute, type SinkHealth } from '../web/health.js';
+import { metricsRoute } from '../web/metrics.js';
+import { WebServer } from '../web/server.js';
+import { isLoopbackHost } from '../web/status/auth.js';
+import { gatewayStatusSource } from '../web/status/gateway-source.js';
+import { statusPage } from '../web/status/routes.js';
+import type { StatusSource } from '../web/status/source.js';
+import { reprocessCapture } from './reprocess.js';
+
+/** The running parts the listener reads; providers, because they change after start. */
+export interface GatewayWebParts {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  /** Wraps a logger so its repeated lines are summarized (and flushed at stop). */
+  summarized: (log: Logger) => LogSummary;
+  store: Store;
+  metrics: Metrics;
+  faults?: ProcessFaults;
+  ready: () => boolean;
+  disk: () => DiskGuard | undefined;
+  instruments: () => PortStatus[];
+  sinkHealth: () => SinkHealth[];
+  drains: () => Drain[];
+  bound: () => ReadonlyMap<string, BoundInstrument>;
+  retention: () => Retention | undefined;
+}
+
+/** Builds the listener (not started). */
+export async function gatewayWeb(parts: GatewayWebParts): Promise<WebServer> {
+  const { config, clock, store } = parts;
+  const http = config.gateway.http;
+  const token = http.tokenFile ? (await readFile(http.tokenFile, 'utf8')).trim() : undefined;
+  const page = statusPage(statusSource(parts), {
+    requireToken: !isLoopbackHost(http.host),
+    ...(token ? { token } : {}),
+    now: clock.now,
+    log: parts.log.child({ part: 'status-page' }),
+  });
+  const log = parts.summarized(parts.log.child({ part: 'http' }));
+  const web = new WebServer({ host: http.host, port: http.port, log, guard: page.guard, routes: page.routes, limits: { max: http.maxConnections } });
+  web.route(
+    healthRoute({
+      ready: parts.ready,
+      store: () => (store.db.open ? { writable: parts.disk()?.accepting() ?? true } : { writable: false, reason: 'store closed' }),
+      ...(parts.disk() ? { disk: () => parts.disk()!.status() } : {}),
+      instruments: parts.instruments,
+      sinks: parts.sinkHealth,
+      ...(parts.faults ? { unhandledErrors: () => parts.faults!.count } : {}),
+      thresholds: config.alerts,
+    }),
+  );
+  web.route(metricsRoute(parts.metrics));
+  return web;
+}
+
+// The page also says how rejected captures are bounded; the bound and its count live in retention, not in the store.
+function statusSource(parts: GatewayWebParts): StatusSource {
+  const { store } = parts;
+  const notifyAll = (): void => parts.drains().forEach((d) => d.notify());
+  const source = gatewayStatusSource({
+    gatewayId: parts.config.gateway.id,
+    now: parts.clock.now,
+    store,
+    instruments: parts.instruments,
+    drains: () => parts.drains().map((d) => d.status()),
+    wake: (sink) => parts.drains().find((d) => d.status().sink === sink)?.notify(),
+    reprocess: (id, actor) => {
+      const summary = reprocessCapture(store, parts.bound(), id, actor);
+      if (summary.inserted > 0) notifyAll();
+      return summary;
+    },
+  });
+  return {
+    ...source,
+    snapshot: async () => {
+      const bound = parts.retention()?.rejectedBound();
+      return { ...(await source.snapshot()), ...(bound ? { rejectedRetention: bound } : {}) };
+    },
+  };
+}
