@@ -14,6 +14,8 @@ export interface DemoRuntime {
   postgresUrl: string;
   limsUrl: string;
   limsSecretFile: string;
+  /** With `--fhir`: the FHIR test server's base and token URLs and the gateway's private key file. */
+  fhir?: { url: string; tokenUrl: string; keyFile: string };
 }
 
 /** config/demo.yaml of this checkout or package (found from src/demo and from dist/src/demo alike). */
@@ -46,6 +48,15 @@ export function loadDemoConfig(file: string, runtime: DemoRuntime): Config {
   postgres['url'] = runtime.postgresUrl;
   lims['baseUrl'] = runtime.limsUrl;
   lims['auth'] = { ...(lims['auth'] as object), tokenUrl: `${runtime.limsUrl}/oauth/token`, clientSecretFile: runtime.limsSecretFile };
+  const fhir = raw.sinks?.fhir;
+  if (runtime.fhir && !fhir) throw new LabgateError('CONFIG_INVALID', `${file} needs a sinks.fhir section for --fhir`);
+  if (fhir) {
+    fhir['enabled'] = runtime.fhir !== undefined;
+    if (runtime.fhir) {
+      fhir['baseUrl'] = runtime.fhir.url;
+      fhir['auth'] = { ...(fhir['auth'] as object), tokenUrl: runtime.fhir.tokenUrl, privateKeyFile: runtime.fhir.keyFile };
+    }
+  }
   const result = validateConfig(raw);
   if (result.kind === 'invalid') throw new LabgateError('CONFIG_INVALID', `${file} is invalid:\n${formatProblems(result.problems)}`);
   return result.config;

@@ -1,6 +1,6 @@
 // Everything the demo runs beside the gateway, started in order and stopped in reverse: a temporary data
-// directory, the embedded central PostgreSQL (migrated), the LIMS test server, the virtual serial line, and the
-// gateway's log file. Gateways are opened on it as often as the scenario needs (the crash-and-restart).
+// directory, the embedded central PostgreSQL (migrated), the LIMS test server, with --fhir the FHIR test server, the
+// virtual serial line, and the gateway's log file. Gateways are opened on it as often as the scenario needs (the crash-and-restart).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { buildSinks } from '../gateway/sinks.js';
 import { createLimsServer, type LimsServer } from '../lims-server/server.js';
 import { createLogger, type Logger } from '../logger.js';
 import { CentralDatabase } from './central-database.js';
+import { startDemoFhir, type DemoFhir } from './demo-fhir.js';
 import { demoConfigPath, loadDemoConfig } from './demo-config.js';
 import { ObservedSink, type OutcomeListener } from './observed-sink.js';
 import { VirtualSerialLine } from './virtual-serial-line.js';
@@ -40,6 +41,8 @@ export class DemoEnvironment {
     readonly config: Config,
     readonly central: CentralDatabase,
     readonly lims: LimsServer,
+    /** The FHIR test server, with --fhir; null otherwise. */
+    readonly fhir: DemoFhir | null,
     readonly line: VirtualSerialLine,
     readonly logFile: string,
     private readonly log: Logger,
@@ -47,7 +50,7 @@ export class DemoEnvironment {
   ) {}
 
   /** Starts the central database and the LIMS, then validates config/demo.yaml with their addresses. */
-  static async start(options: { keep: boolean; configFile?: string }): Promise<DemoEnvironment> {
+  static async start(options: { keep: boolean; configFile?: string; fhir?: boolean }): Promise<DemoEnvironment> {
     const dir = mkdtempSync(join(tmpdir(), 'labgate-demo-'));
     const cleanup: (() => Promise<void>)[] = [async () => (options.keep ? undefined : rmSync(dir, { recursive: true, force: true }))];
     try {
@@ -59,11 +62,14 @@ export class DemoEnvironment {
       const lims = createLimsServer({ clients: [{ clientId: 'labgate-demo', clientSecret: secret }], resourcePath: '/api/v1/results' });
       await lims.start();
       cleanup.unshift(() => lims.stop());
+      const fhir = options.fhir ? await startDemoFhir(dir) : null;
+      if (fhir) cleanup.unshift(() => fhir.server.stop());
       const config = loadDemoConfig(options.configFile ?? demoConfigPath(), {
         dataDir: join(dir, 'data'),
         postgresUrl: central.url,
         limsUrl: lims.url,
         limsSecretFile,
+        ...(fhir ? { fhir: { url: fhir.server.url, tokenUrl: fhir.server.tokenUrl, keyFile: fhir.keyFile } } : {}),
       });
       const instrument = config.instruments[0];
       if (config.sinks.lims?.auth.kind !== 'oauth2' || config.sinks.lims.resourcePath !== '/api/v1/results' || !config.sinks.postgres) {
@@ -74,7 +80,7 @@ export class DemoEnvironment {
       const logFile = join(dir, 'gateway.log');
       const log = createLogger({ level: config.gateway.logLevel, gateway: config.gateway.id, destination: pino.destination({ dest: logFile, sync: true }) });
       const line = new VirtualSerialLine(instrument.transport.path);
-      return new DemoEnvironment(dir, config, central, lims, line, logFile, log, options.keep);
+      return new DemoEnvironment(dir, config, central, lims, fhir, line, logFile, log, options.keep);
     } catch (err) {
       for (const step of cleanup) await step().catch(() => {});
       throw err;
@@ -115,6 +121,7 @@ export class DemoEnvironment {
     for (const gateway of this.gateways) if (gateway.isReady()) await gateway.stop().catch(() => {});
     this.line.remove();
     await this.lims.stop().catch(() => {});
+    await this.fhir?.server.stop().catch(() => {});
     await this.central.stop().catch(() => {});
     this.log.flush();
     if (!this.keep) rmSync(this.dir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
-// The demo's story, phase by phase: results flow (one frame corrupted on the wire), a LIMS outage, a crash of the
-// gateway in the middle of a delivery and a restart on the same data directory. Each phase ends only when both
-// sinks hold every result sent so far; anything else is a failure with its reason.
+// The demo's story, phase by phase: results flow (one frame corrupted on the wire), a LIMS outage (with --fhir the
+// FHIR server's too), a crash of the gateway in the middle of a delivery and a restart on the same data directory.
+// Each phase ends only when every sink holds every result sent so far; anything else is a failure with its reason.
 import { systemClock } from '../driver.js';
 import { seededRandom } from '../lims-server/faults.js';
 import { crashGateway } from './crash-gateway.js';
@@ -58,29 +58,36 @@ export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoR
     }
   };
   const keys = (): string[] => run.sent.map((r) => r.key);
-  const delivered = (): string => ['postgres', 'lims'].map((s) => `${s} ${tally.deliveredOf(s, keys())}/${keys().length}`).join('   ');
+  const sinkNames = run.gateway.sinks.map((s) => s.name);
+  const delivered = (): string => sinkNames.map((s) => `${s} ${tally.deliveredOf(s, keys())}/${keys().length}`).join('   ');
   const converged = (what: string): Promise<void> =>
-    waitFor(() => ['postgres', 'lims'].every((s) => tally.deliveredOf(s, keys()) === keys().length), PHASE_TIMEOUT_MS, () => `${what}: after ${PHASE_TIMEOUT_MS / 1000} s only ${delivered()} delivered (${env.logFile})`);
+    waitFor(() => sinkNames.every((s) => tally.deliveredOf(s, keys()) === keys().length), PHASE_TIMEOUT_MS, () => `${what}: after ${PHASE_TIMEOUT_MS / 1000} s only ${delivered()} delivered (${env.logFile})`);
+  const fhir = env.fhir?.server;
+  const down = fhir ? 'The LIMS and the FHIR server are' : 'The LIMS is';
 
   say('');
-  say('1. Results flow from the analyzer to both sinks');
+  say(`1. Results flow from the analyzer to ${sinkNames.length === 2 ? 'both' : `all ${sinkNames.length}`} sinks`);
   const first = specimens(4);
   await send(first, first[1]!.accession);
   await converged('results flow');
   say(`  delivered  ${delivered()}`);
 
   say('');
-  say(`2. The LIMS is down for ${OUTAGE_MS / 1000} s: results wait in the outbox, then go`);
+  say(`2. ${down} down for ${OUTAGE_MS / 1000} s: results wait in the outbox, then go`);
   const outageStart = systemClock.now();
   env.lims.configure({ outage: true });
-  say('  LIMS down (every connection dropped)');
+  fhir?.configure({ outage: true });
+  say(`  ${fhir ? 'LIMS and FHIR server' : 'LIMS'} down (every connection dropped)`);
   await send(specimens(4));
-  await waitFor(() => tally.deliveredOf('postgres', keys()) === keys().length && tally.retries('lims').count > 0, PHASE_TIMEOUT_MS, 'the LIMS outage was not noticed');
+  const noticed = (): boolean => tally.retries('lims').count > 0 && (!fhir || tally.retries('fhir').count > 0);
+  await waitFor(() => tally.deliveredOf('postgres', keys()) === keys().length && noticed(), PHASE_TIMEOUT_MS, 'the outage was not noticed');
   say(`  delivered  ${delivered()}   (lims: "${tally.retries('lims').last ?? 'unreachable'}"; its drain pauses and probes)`);
+  if (fhir) say(`             (fhir: "${tally.retries('fhir').last ?? 'unreachable'}")`);
   await sleep(Math.max(0, outageStart + OUTAGE_MS - systemClock.now()));
   env.lims.configure({ outage: false });
+  fhir?.configure({ outage: false });
   const back = systemClock.now();
-  say(`  LIMS back after ${((back - outageStart) / 1000).toFixed(1)} s`);
+  say(`  LIMS back after ${((back - outageStart) / 1000).toFixed(1)} s${fhir ? ', the FHIR server too' : ''}`);
   await converged('after the LIMS outage');
   say(`  delivered  ${delivered()}   (the waiting results went ${((systemClock.now() - back) / 1000).toFixed(1)} s after the LIMS came back)`);
 
@@ -100,7 +107,7 @@ export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoR
   say(`  crash: the gateway stopped abruptly with ${before} delivered`);
   for (const [sink, answers] of lost) {
     if (answers.rows.length === 0) continue;
-    const where = sink === 'postgres' ? 'committed in result_load' : 'applied by the LIMS';
+    const where = { postgres: 'committed in result_load', lims: 'applied by the LIMS', fhir: 'created on the FHIR server' }[sink] ?? 'applied';
     say(`    ${sink.padEnd(9)} ${answers.rows.length} results in flight, ${answers.applied} of them already ${where}: the answers were lost`);
   }
   env.lims.configure({ latencyMs: 0 });
@@ -110,6 +117,7 @@ export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoR
   await converged('after the restart');
   say(`  delivered  ${delivered()}   (converged ${((systemClock.now() - restart) / 1000).toFixed(1)} s after the restart)`);
   say(`  the re-sent results were recognized: postgres absorbed ${tally.replays('postgres')} (load_count + 1), the LIMS answered ${env.lims.stats().replays} from their idempotency keys`);
+  if (fhir) say(`  the FHIR server found ${fhir.stats().unchanged} re-sent Observations already there by their identifier (conditional create), creating none twice`);
   const refused = tally.refused();
   if (refused.length) throw new Error(`results were refused: ${refused.slice(0, 3).join('; ')}`);
   return run;

@@ -1,6 +1,7 @@
 // The proof at the end: every result the analyzer sent is in result_load exactly once and was applied by the LIMS
 // exactly once, checked against the dedup keys the demo computed itself from what it sent (not against what the
 // gateway reports), with the replays each sink absorbed on the way.
+import type { Census } from '../fhir-server/server.js';
 import type { LimsServer } from '../lims-server/server.js';
 import { recordId } from '../result.js';
 import type { LoadedRow } from './central-database.js';
@@ -13,7 +14,7 @@ export interface Verdict {
 }
 
 /** Compares what was sent with result_load and with the LIMS's applied counts. */
-export function summarize(run: DemoRun, central: readonly LoadedRow[], lims: LimsServer): Verdict {
+export function summarize(run: DemoRun, central: readonly LoadedRow[], lims: LimsServer, fhir: Census | null = null): Verdict {
   const sent = run.sent.map((r) => r.key);
   const failures: string[] = [];
   const specimens = new Set(run.sent.map((r) => r.accession)).size;
@@ -42,5 +43,26 @@ export function summarize(run: DemoRun, central: readonly LoadedRow[], lims: Lim
     `exactly once in PostgreSQL: ${sent.length - pgMissing} of ${sent.length} results, ${pgMissing} missing, ${pgTwice} twice`,
     `exactly once in the LIMS: ${sent.length - limsMissing} of ${sent.length} results, ${limsMissing} missing, ${limsTwice} applied twice`,
   ];
+  if (fhir) {
+    const verdict = fhirVerdict(sent, fhir);
+    lines.splice(5, 0, verdict.detail);
+    lines.push(verdict.line);
+    failures.push(...verdict.failures);
+  }
   return { lines, failures };
+}
+
+/** One Observation per result, carrying the result's key as its identifier, each at its first version. */
+function fhirVerdict(sent: readonly string[], census: Census): { detail: string; line: string; failures: string[] } {
+  const count = (k: string): number => census.perIdentifier[k] ?? 0;
+  const missing = sent.filter((k) => count(k) === 0).length;
+  const twice = sent.filter((k) => count(k) > 1).length;
+  const extra = Object.keys(census.perIdentifier).filter((k) => !sent.includes(k)).length;
+  const rewritten = Object.values(census.versions).filter((n) => n > 1).length;
+  const failures = missing || twice || extra || rewritten ? [`FHIR: ${missing} missing, ${twice} twice, ${extra} not sent, ${rewritten} rewritten`] : [];
+  return {
+    detail: `  FHIR server             ${census.observations} Observations; ${rewritten} rewritten by a re-send (a replay finds the same one and changes nothing)`,
+    line: `exactly once on the FHIR server: ${sent.length - missing} of ${sent.length} results, ${missing} missing, ${twice} twice`,
+    failures,
+  };
 }

@@ -8,10 +8,10 @@ import { describe, expect, it } from 'vitest';
 const root = join(import.meta.dirname, '../..');
 const bin = join(root, 'bin/labgate.js');
 
-function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function runDemo(...flags: string[]): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, 'demo'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'demo', ...flags], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -40,5 +40,20 @@ describe('labgate demo', () => {
     // Synthetic accessions only, and no patient record content beyond the empty P record.
     expect(stdout.match(/\bDEMO-\d{4}\b/g)?.length).toBeGreaterThan(0);
     expect(ms).toBeLessThan(45_000);
+  }, 90_000);
+
+  it('--fhir: a FHIR server as the third sink, down with the LIMS and crashed into, holds exactly one Observation per result', async () => {
+    const { code, stdout, stderr } = await runDemo('--fhir');
+    expect(stderr, stdout).not.toContain('FAILED');
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    const sent = Number(/sent by the analyzer\s+(\d+) results/.exec(stdout)?.[1]);
+    expect(sent).toBeGreaterThan(0);
+    expect(stdout).toContain(`exactly once in PostgreSQL: ${sent} of ${sent} results, 0 missing, 0 twice`);
+    expect(stdout).toContain(`exactly once in the LIMS: ${sent} of ${sent} results, 0 missing, 0 applied twice`);
+    expect(stdout).toContain(`exactly once on the FHIR server: ${sent} of ${sent} results, 0 missing, 0 twice`);
+    expect(stdout).toContain(`FHIR server             ${sent} Observations; 0 rewritten by a re-send`);
+    expect(stdout).toMatch(/The LIMS and the FHIR server are down/);
+    expect(stdout).toMatch(/fhir +\d+ results in flight, \d+ of them already created on the FHIR server/);
+    expect(stdout).toMatch(/^OK: every result arrived exactly once in all three sinks/m);
   }, 90_000);
 });
