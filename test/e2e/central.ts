@@ -1,6 +1,7 @@
 // The two sinks' side of "exactly once": rows in the central PostgreSQL and records in the LIMS test server.
 import { expect } from 'vitest';
 import { testDatabase, type TestDatabase } from '../postgres/pg.js';
+import type { FhirChild } from './fhir-child.js';
 import type { LimsChild } from './harness.js';
 import type { StoreView } from './store-view.js';
 
@@ -39,4 +40,17 @@ export async function expectDeliveredOnce(view: StoreView, db: TestDatabase, lim
   expect({ records: stats.records, applied: stats.applied }, 'LIMS: every record applied exactly once').toEqual({ records: keys.length, applied: keys.length });
   const statuses = await Promise.all(view.results.map((r) => lims.recordStatus(r.recordId)));
   expect(statuses.filter((s) => s !== 200), 'every stored result is a LIMS record').toEqual([]);
+}
+
+/**
+ * The FHIR server holds one Observation per stored result, identified by its key, each at its first version (a
+ * re-send after a crash found it and changed nothing), and no other. Call it with the gateway stopped.
+ */
+export async function expectOneObservationEach(view: StoreView, fhir: FhirChild): Promise<void> {
+  const keys = view.results.map((r) => r.dedupKey);
+  const census = await fhir.census();
+  expect(Object.keys(census.perIdentifier).sort(), 'the FHIR server holds exactly the stored keys').toEqual([...keys].sort());
+  expect(Object.entries(census.perIdentifier).filter(([, n]) => n !== 1), 'no duplicate Observation').toEqual([]);
+  expect(census.observations, 'one Observation per result').toBe(keys.length);
+  expect(Object.values(census.versions).filter((n) => n !== 1), 'none rewritten by a re-send').toEqual([]);
 }

@@ -1,5 +1,5 @@
-// `labgate run` as a child process with both real sinks (PostgreSQL: LABGATE_TEST_PG_URL or the embedded PGlite;
-// the LIMS test server as its own process): a cable pulled in the middle of a message, 30 SIGKILLs at random
+// `labgate run` as a child process with all three real sinks (PostgreSQL: LABGATE_TEST_PG_URL or the embedded PGlite;
+// the LIMS and FHIR test servers as their own processes): a cable pulled in the middle of a message, 30 SIGKILLs at random
 // moments while an analyzer keeps sending, and (issue 4) an HL7 sender over TCP whose gateway dies between
 // receipt and commit. Every time: what was ACKed is stored and delivered to both sinks exactly once, and nothing
 // un-ACKed is kept partially. The tests run one after another: with PGlite only one connection exists at a time,
@@ -11,7 +11,8 @@ import { systemClock } from '../../src/driver.js';
 import type { TestDatabase } from '../postgres/pg.js';
 import { mindrayBs } from '../hl7/fixtures.js';
 import { astmCodes, astmInstrument, astmMessage, Hl7TcpSender } from './analyzers.js';
-import { centralDatabase, expectDeliveredOnce } from './central.js';
+import { centralDatabase, expectDeliveredOnce, expectOneObservationEach } from './central.js';
+import { startFhir, type FhirChild } from './fhir-child.js';
 import { Cable, freePort, GatewayChild, requireSocat, scratch, sleep, startLims, until, writeConfig, type LimsChild } from './harness.js';
 import { readStore, type StoreView } from './store-view.js';
 
@@ -24,14 +25,16 @@ afterEach(async () => {
 const PER = 5;
 
 /** The sinks and a scratch directory for one test. */
-async function sinks(name: string): Promise<{ dir: string; lims: LimsChild; pg: TestDatabase }> {
+async function sinks(name: string): Promise<{ dir: string; lims: LimsChild; pg: TestDatabase; fhir: FhirChild }> {
   const s = scratch(name);
   cleanups.push(s.cleanup);
   const lims = await startLims();
   cleanups.push(() => lims.stop());
+  const fhir = await startFhir();
+  cleanups.push(() => fhir.stop());
   const pg = await centralDatabase();
   cleanups.push(() => pg.close());
-  return { dir: s.dir, lims, pg };
+  return { dir: s.dir, lims, pg, fhir };
 }
 
 const failed = (err: Error): EmulatorOutcome => ({ kind: 'aborted', reason: `error: ${err.message}`, restarts: 0 });
@@ -45,7 +48,7 @@ function expectNothingPartial(view: StoreView, where: string): Map<string, numbe
   expect([...perAccession].filter(([, n]) => n !== PER), `${where}: messages stored partially`).toEqual([]);
   const outbox = new Map<string, string[]>();
   for (const o of view.outbox) outbox.set(o.dedupKey, [...(outbox.get(o.dedupKey) ?? []), o.sink]);
-  expect(view.results.filter((r) => outbox.get(r.dedupKey)?.sort().join() !== 'lims,postgres'), `${where}: results without their outbox rows`).toEqual([]);
+  expect(view.results.filter((r) => outbox.get(r.dedupKey)?.sort().join() !== 'fhir,lims,postgres'), `${where}: results without their outbox rows`).toEqual([]);
   expect(outbox.size, `${where}: outbox rows without a result`).toBe(view.results.length);
   return perAccession;
 }
@@ -53,12 +56,12 @@ function expectNothingPartial(view: StoreView, where: string): Map<string, numbe
 describe('labgate run with PostgreSQL and the LIMS: exactly once across unplugs and crashes', () => {
   it('a cable pulled in the middle of a message: nothing partial is stored, the port comes back, the re-sent message is stored once', { timeout: 60_000 }, async () => {
     requireSocat();
-    const { dir, lims, pg } = await sinks('unplug');
+    const { dir, lims, pg, fhir } = await sinks('unplug');
     const cable = new Cable(dir);
     await cable.plug();
     cleanups.push(() => cable.unplug());
     const httpPort = await freePort();
-    const gateway = new GatewayChild(writeConfig({ dir, httpPort, instruments: [astmInstrument('chem1', cable.device, astmCodes)], lims, pg }), httpPort, dir);
+    const gateway = new GatewayChild(writeConfig({ dir, httpPort, instruments: [astmInstrument('chem1', cable.device, astmCodes)], lims, pg, fhir }), httpPort, dir);
     cleanups.push(() => gateway.stopIfRunning());
     await gateway.start();
     const chem1 = async () => (await gateway.health()).body.instruments.find((i) => i.instrument === 'chem1')!;
@@ -97,18 +100,19 @@ describe('labgate run with PostgreSQL and the LIMS: exactly once across unplugs 
     expect(view.captures).toHaveLength(1);
     expect(expectNothingPartial(view, 'after replug').get('PULLED-1')).toBe(PER);
     await expectDeliveredOnce(view, pg, lims);
+    await expectOneObservationEach(view, fhir);
   });
 
-  it('30 SIGKILLs at random moments while the analyzer re-sends what was not ACKed: every ACKed result in both sinks exactly once', { timeout: 150_000 }, async () => {
+  it('30 SIGKILLs at random moments while the analyzer re-sends what was not ACKed: every ACKed result in every sink exactly once, no duplicate Observation', { timeout: 150_000 }, async () => {
     requireSocat();
     const KILLS = 30;
     const started = Date.now();
-    const { dir, lims, pg } = await sinks('sigkill');
+    const { dir, lims, pg, fhir } = await sinks('sigkill');
     const cable = new Cable(dir);
     await cable.plug();
     cleanups.push(() => cable.unplug());
     const httpPort = await freePort();
-    const gateway = new GatewayChild(writeConfig({ dir, httpPort, instruments: [astmInstrument('chem1', cable.device, astmCodes)], lims, pg }), httpPort, dir);
+    const gateway = new GatewayChild(writeConfig({ dir, httpPort, instruments: [astmInstrument('chem1', cable.device, astmCodes)], lims, pg, fhir }), httpPort, dir);
     cleanups.push(() => gateway.stopIfRunning());
     await gateway.start();
     const analyzer = await cable.openAnalyzer();
@@ -161,24 +165,26 @@ describe('labgate run with PostgreSQL and the LIMS: exactly once across unplugs 
     // The kills landed in the middle of sessions, not only between them.
     expect(interruptedSessions).toBeGreaterThanOrEqual(KILLS / 2);
     await expectDeliveredOnce(view, pg, lims);
+    await expectOneObservationEach(view, fhir);
     // What the random kills happened to hit, for the log: a commit whose ACK was lost (the re-sent message was
     // absorbed), a sink write whose outcome was lost (absorbed as a replay by PostgreSQL, answered from the
     // idempotency key by the LIMS).
     const resent = view.captures.length - acked.length;
     const pgReplays = await pg.pool.query<{ n: string }>(`SELECT count(*) AS n FROM "${pg.schema}".result_load WHERE load_count > 1`);
     const limsReplays = (await lims.stats()).replays;
+    const fhirFound = (await fhir.stats()).unchanged;
     console.log(`sigkill e2e: ${KILLS} kills, ${acked.length} messages ACKed, ${interruptedSessions} sessions interrupted, ${resent} committed-but-unACKed messages re-sent and absorbed, ` +
-      `${pgReplays.rows[0]?.n} PostgreSQL replays, ${limsReplays} LIMS idempotent replays, ${Date.now() - started} ms`);
+      `${pgReplays.rows[0]?.n} PostgreSQL replays, ${limsReplays} LIMS idempotent replays, ${fhirFound} FHIR Observations found by their identifier, ${Date.now() - started} ms`);
   });
 
   it('HL7 over TCP (issue 4): the gateway killed between receipt and commit sends no AA; the sender re-sends after the restart and the result is stored once', { timeout: 60_000 }, async () => {
-    const { dir, lims, pg } = await sinks('hl7-kill');
+    const { dir, lims, pg, fhir } = await sinks('hl7-kill');
     const [httpPort, hl7Port] = [await freePort(), await freePort()];
     const instrument = {
       id: 'bs240', driver: 'hl7', timezone: 'Europe/Vienna', transport: { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port },
       mapping: mindrayBs.profile.mapping, options: mindrayBs.options,
     };
-    const gateway = new GatewayChild(writeConfig({ dir, httpPort, instruments: [instrument], lims, pg }), httpPort, dir);
+    const gateway = new GatewayChild(writeConfig({ dir, httpPort, instruments: [instrument], lims, pg, fhir }), httpPort, dir);
     cleanups.push(() => gateway.stopIfRunning());
     await gateway.start({ LABGATE_FAULT_PAUSE_BEFORE_COMMIT_MS: '20000' });
     const sender = new Hl7TcpSender(hl7Port);
@@ -202,5 +208,6 @@ describe('labgate run with PostgreSQL and the LIMS: exactly once across unplugs 
     expect(view.captures).toEqual([{ id: 1, status: 'accepted', resultCount: 3 }]);
     expect(view.results.map((r) => r.accession)).toEqual(['2410290017', '2410290017', '2410290017']);
     await expectDeliveredOnce(view, pg, lims);
+    await expectOneObservationEach(view, fhir);
   });
 });

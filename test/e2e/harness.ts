@@ -160,6 +160,8 @@ export interface GatewaySetup {
   instruments: object[];
   lims?: LimsChild;
   pg?: TestDatabase;
+  /** The FHIR test server (fhir-child.ts): its `sinkConfig` gives the `sinks.fhir` section. */
+  fhir?: { sinkConfig(dir: string): object };
   diskFloorMb?: number;
 }
 
@@ -187,6 +189,7 @@ export function writeConfig(setup: GatewaySetup): string {
       timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 }, auth: { kind: 'static', tokenFile },
     };
   }
+  if (setup.fhir) sinks.fhir = setup.fhir.sinkConfig(dir);
   const config = {
     gateway: {
       id: 'gw-e2e', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: setup.httpPort },
