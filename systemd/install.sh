@@ -3,8 +3,9 @@
 # side in /opt/labgate/releases/<version>-<commit>; /opt/labgate/current names the one that runs. /etc/labgate and
 # the data directory are never changed by an upgrade (an existing labgate.yaml is never touched).
 #
-#   systemd/install.sh --pack DIR                     pack this checkout (after `npm ci`) into DIR; the file name and
-#                                                     labgate-release.json say the version, commit, platform, CPU, ABI
+#   systemd/install.sh --pack DIR                     pack this checkout (or --source CHECKOUT) after `npm ci` into DIR;
+#                                                     the name and labgate-release.json say version, commit, platform,
+#                                                     CPU and Node ABI
 #   sudo systemd/install.sh --source labgate-....tar.gz   install or upgrade from a packed tarball (or a checkout)
 #   sudo systemd/install.sh --rollback                back to the previous release
 #   systemd/install.sh --list                         the releases, current and previous marked
@@ -66,7 +67,7 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck source=systemd/install-source.sh
 . "$here/systemd/install-source.sh"
 
-if [ "$action" = pack ]; then pack "$here" "$pack_dir"; exit 0; fi
+if [ "$action" = pack ]; then pack "$(cd "$source_arg" && pwd -P)" "$pack_dir"; exit 0; fi
 if [ "$action" = list ]; then list_releases; exit 0; fi
 
 # --- preconditions: nothing is touched before these hold --------------------------------------------------------
@@ -139,7 +140,7 @@ if [ "$cur" = "$name" ]; then
 fi
 if ! smoke_test "$name"; then
   if [ "$placed" = 1 ]; then rm -rf "${opt:?}/releases/$name"; fi
-  die "not switched to $name: it fails its smoke test (above); ${cur:-nothing} stays current"
+  die "not switched to $name: it fails its smoke test (above)${cur:+; $cur stays current}"
 fi
 adopt_flat_layout
 cur="$(release_of current)"

@@ -2,7 +2,7 @@
 // native modules): what a pack records, what the installer places where, and every tarball it must refuse before
 // touching anything. Upgrades with a running service are in install-upgrade.test.ts.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readNativeFile } from '../../src/release/elf.js';
@@ -199,6 +199,21 @@ describe('install.sh smoke-tests a release before switching to it', () => {
     expect(run.stderr).toMatch(/not switched to .*newglibc: it fails its smoke test/);
     expect(r.link('current')).toBe(release());
     expect(readdirSync(join(r.root, 'opt/labgate/releases'))).toEqual([release()]);
+  });
+});
+
+describe('install.sh --pack of a checkout whose build is stale', () => {
+  it('refuses: the pack would carry another commit than it says', () => {
+    const checkout = scratchDir('stale');
+    for (const d of ['dist/src/release', 'node_modules', 'src']) mkdirSync(join(checkout, d), { recursive: true });
+    writeFileSync(join(checkout, 'dist/src/release/main.js'), '');
+    writeFileSync(join(checkout, 'dist/src/cli.js'), '');
+    writeFileSync(join(checkout, 'src/cli.ts'), '');
+    utimesSync(join(checkout, 'dist/src/cli.js'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const run = spawnSync('bash', [installer, '--pack', join(checkout, 'out'), '--source', checkout], { encoding: 'utf8' });
+    rmSync(checkout, { recursive: true, force: true });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/dist is older than src\/cli\.ts: run 'npm run build' first/);
   });
 });
 
