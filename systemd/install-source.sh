@@ -16,7 +16,8 @@ stage_from_checkout() {
   rm -rf "$out/dist/test" "$out/dist/bench"
   # Production packages only (a Pi's SD card need not copy the dev tools), as built: the native builds stay.
   real="$(cd "$src" && pwd -P)"
-  (cd "$real" && npm ls --omit=dev --all --parseable --offline 2>/dev/null || true) | sed -n "s|^$real/\(node_modules/.*\)|\1|p" >"$work/production"
+  (cd "$real" && npm ls --omit=dev --all --parseable --offline 2>/dev/null || true) | sed -n "s|^$real/\(node_modules/.*\)|\1|p" |
+    grep -v '^node_modules/.*/node_modules/' >"$work/production" || true  # a nested package comes with its parent
   [ -s "$work/production" ] || die "npm ls found no production packages in $src: run 'npm ci' first"
   (cd "$real" && xargs -a "$work/production" cp -a --parents -t "$out")
   # Offline: removes what the copy brought along that production does not need (nested dev-only packages, .bin).
