@@ -113,7 +113,8 @@ async function deadSinks(dir: string): Promise<string> {
 }
 
 // Started = the "gateway ready" log line (start() returned); ready = /healthz answers without "starting" after that.
-async function startGateway(dir: string, name: string, instruments: string, sinks: string, cleanups: (() => Promise<void> | void)[]) {
+/** Shared with the other benches that run `labgate run` as a child process. */
+export async function startGateway(dir: string, name: string, instruments: string, sinks: string, cleanups: (() => Promise<void> | void)[]) {
   const port = await freePort();
   const config = join(dir, `${name}.yaml`);
   writeFileSync(
@@ -183,7 +184,8 @@ function buildBacklog(dataDir: string): { pendingRows: number; storeMb: number }
   }
 }
 
-function procMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+/** Shared with the other benches that run `labgate run` as a child process. */
+export function procMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!match) throw new Error(`no ${field} for ${pid}`);
   return Number(match[1]) / 1024;
@@ -204,7 +206,8 @@ async function cpuPercent(pid: number, seconds: number): Promise<number> {
   return (100 * used) / ((performance.now() - start) / 1000);
 }
 
-async function stopGateway(child: ChildProcess): Promise<void> {
+/** Shared with the other benches that run `labgate run` as a child process. */
+export async function stopGateway(child: ChildProcess): Promise<void> {
   await stopChild(child);
   if (child.exitCode !== 0) throw new Error(`labgate run exited ${child.exitCode ?? child.signalCode} on SIGTERM`);
 }
@@ -218,7 +221,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function freePort(): Promise<number> {
+/** Shared with the other benches that run `labgate run` as a child process. */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -226,7 +230,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<void> {
+/** Shared with the other benches that run `labgate run` as a child process. */
+export async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<void> {
   const end = performance.now() + ms;
   while (!(await check())) {
     if (performance.now() > end) throw new Error('timed out waiting');

@@ -1,7 +1,7 @@
 // The LIS01-A2 receiver's transitions (the `framing: link` half of link.ts). Bytes are consumed once, in
 // order: each chunk is scanned from where the last one stopped, a frame in progress is held only up to
 // maxFrameBytes, and a message only up to MAX_MESSAGE_BYTES.
-import { ACK, byteTable, CR, ENQ, EOT, LF, NAK, STX } from './frame.js';
+import { ACK, CR, ENQ, EOT, LF, NAK, STX } from './frame.js';
 import { readFrame, type FrameRead, type PartialFrame } from './frame-reader.js';
 import { emptyInbox, heldChunks, hold, holdRest, MAX_MESSAGE_BYTES } from './inbox.js';
 import type { Aborted, Committing, FramedState, LinkEffect, LinkEvent, LinkInput, Neutral, Receiving, Retrying, StepResult } from './link.js';
@@ -15,9 +15,6 @@ export const MAX_REFUSALS = 7;
 export const HELD_RETRY_MS = 5_000;
 
 type Input = Exclude<LinkInput, { kind: 'accepting' }>;
-/** What ends the bytes ignored in neutral (ENQ), and between frames (STX, EOT, ENQ). */
-const neutralStops = byteTable([ENQ]);
-const betweenFrameStops = byteTable([STX, EOT, ENQ]);
 type Effects = LinkEffect[];
 
 /** One transition of the LIS01-A2 receiver. */
@@ -38,10 +35,11 @@ export function framedStep(s: FramedState, input: Input): StepResult {
 function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects: Effects): FramedState {
   let s: FramedState = state;
   let pos = 0;
+  const next = nextIn(data);
   while (pos < data.length) {
     if (s.phase === 'committing') return { ...s, inbox: holdRest(data.subarray(pos)) };
     if (s.phase === 'neutral' || s.phase === 'retrying') {
-      const at = skip(data, pos, neutralStops, effects);
+      const at = skip(data, pos, next(ENQ, pos), next, effects);
       if (at === data.length) break;
       s = establish(s, effects);
       pos = at + 1;
@@ -54,7 +52,7 @@ function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects:
       continue;
     }
     // Bytes between frames (a stray LF after a CR-only trailer, line noise) are not frames: ignored.
-    const at = skip(data, pos, betweenFrameStops, effects);
+    const at = skip(data, pos, Math.min(next(STX, pos), next(EOT, pos), next(ENQ, pos)), next, effects);
     if (at === data.length) break;
     pos = at + 1;
     if (data[at] === EOT) s = onEot(s, effects);
@@ -68,15 +66,29 @@ function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects:
   return s;
 }
 
-/** Index of the first of `stops` from `pos` (or the end); the bytes before it are reported as noise. */
-function skip(data: Buffer, pos: number, stops: Uint8Array, effects: Effects): number {
-  let noise = 0;
-  let at = pos;
-  for (; at < data.length; at++) {
-    const byte = data[at]!;
-    if (stops[byte] === 1) break;
-    if (byte !== CR && byte !== LF) noise++;
-  }
+type Next = (byte: number, pos: number) => number;
+
+/**
+ * Where the next occurrence of a byte in `data` is, from `pos` (or the end): each byte value is searched again
+ * only once passed, so finding the gaps between a chunk's frames costs one pass over it, however many frames.
+ */
+function nextIn(data: Buffer): Next {
+  const found = new Map<number, number>();
+  return (byte, pos) => {
+    const known = found.get(byte);
+    if (known !== undefined && known >= pos) return known;
+    const at = data.indexOf(byte, pos);
+    const next = at < 0 ? data.length : at;
+    found.set(byte, next);
+    return next;
+  };
+}
+
+/** Returns `at`, reporting the bytes from `pos` to it (line ends aside) as noise. */
+function skip(data: Buffer, pos: number, at: number, next: Next, effects: Effects): number {
+  let lineEnds = 0;
+  for (const byte of [CR, LF]) for (let i = next(byte, pos); i < at; i = next(byte, i + 1)) lineEnds++;
+  const noise = at - pos - lineEnds;
   if (noise > 0) effects.push({ kind: 'noise', bytes: noise });
   return at;
 }
