@@ -3,6 +3,7 @@
 // maxFrameBytes, and a message only up to MAX_MESSAGE_BYTES.
 import { ACK, CR, ENQ, EOT, LF, NAK, STX } from './frame.js';
 import { readFrame, type FrameRead, type PartialFrame } from './frame-reader.js';
+import { nextIn, type Next } from './next-byte.js';
 import { emptyInbox, heldChunks, hold, holdRest, MAX_MESSAGE_BYTES } from './inbox.js';
 import type { Aborted, Committing, FramedState, LinkEffect, LinkEvent, LinkInput, Neutral, Receiving, Retrying, StepResult } from './link.js';
 import { assemble, isComplete, newMessage, withFrame, withRefusal, type AcceptedFrame, type MessageSoFar } from './link-message.js';
@@ -39,7 +40,7 @@ function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects:
   while (pos < data.length) {
     if (s.phase === 'committing') return { ...s, inbox: holdRest(data.subarray(pos)) };
     if (s.phase === 'neutral' || s.phase === 'retrying') {
-      const at = skip(data, pos, next(ENQ, pos), next, effects);
+      const at = skip(pos, next(ENQ, pos), next, effects);
       if (at === data.length) break;
       s = establish(s, effects);
       pos = at + 1;
@@ -52,7 +53,7 @@ function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects:
       continue;
     }
     // Bytes between frames (a stray LF after a CR-only trailer, line noise) are not frames: ignored.
-    const at = skip(data, pos, Math.min(next(STX, pos), next(EOT, pos), next(ENQ, pos)), next, effects);
+    const at = skip(pos, Math.min(next(STX, pos), next(EOT, pos), next(ENQ, pos)), next, effects);
     if (at === data.length) break;
     pos = at + 1;
     if (data[at] === EOT) s = onEot(s, effects);
@@ -66,29 +67,9 @@ function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects:
   return s;
 }
 
-type Next = (byte: number, pos: number) => number;
-
-/**
- * Where the next occurrence of a byte in `data` is, from `pos` (or the end): each byte value is searched again
- * only once passed, so finding the gaps between a chunk's frames costs one pass over it, however many frames.
- */
-function nextIn(data: Buffer): Next {
-  const found = new Map<number, number>();
-  return (byte, pos) => {
-    const known = found.get(byte);
-    if (known !== undefined && known >= pos) return known;
-    const at = data.indexOf(byte, pos);
-    const next = at < 0 ? data.length : at;
-    found.set(byte, next);
-    return next;
-  };
-}
-
 /** Returns `at`, reporting the bytes from `pos` to it (line ends aside) as noise. */
-function skip(data: Buffer, pos: number, at: number, next: Next, effects: Effects): number {
-  let lineEnds = 0;
-  for (const byte of [CR, LF]) for (let i = next(byte, pos); i < at; i = next(byte, i + 1)) lineEnds++;
-  const noise = at - pos - lineEnds;
+function skip(pos: number, at: number, next: Next, effects: Effects): number {
+  const noise = at - pos - next.count(CR, pos, at) - next.count(LF, pos, at);
   if (noise > 0) effects.push({ kind: 'noise', bytes: noise });
   return at;
 }
