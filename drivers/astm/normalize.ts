@@ -19,7 +19,12 @@ export function normalizeMessages(messages: readonly ParsedMessage[], profile: I
   const out: DecodedMessage = { results: [], rejections: [] };
   const memo = new Map<string, ResultTime>();
   for (const m of messages) {
+    if (m.invalid !== undefined) {
+      out.rejections.push({ reason: `message not read: ${m.invalid}` });
+      continue;
+    }
     if (!m.header) out.rejections.push({ reason: 'records before any H header record were not read' });
+    if (m.strayLines > 0) out.rejections.push({ reason: `${m.strayLines} line(s) not read: not a record (a type letter and the field delimiter)` });
     if (m.queries > 0) out.rejections.push({ reason: `${m.queries} host query (Q) record(s) not answered: labgate only receives results` });
     // An analyzer allowed to end its messages at EOT (deviations.completeAtEot) sends no L record.
     if (m.header && !m.terminated && !options.deviations.completeAtEot) out.rejections.push({ reason: 'message has no L terminator record (incomplete)' });

@@ -1,14 +1,9 @@
 // LIS2-A2 (E1394) records: split on CR after the frame texts of a message are reassembled, delimiters read
 // from the H record itself, escapes undone per component, and H/P/O/R/C nesting resolved into one entry
 // per result with the records it belongs to.
+import { readDelimiters, standardDelimiters, type Delimiters } from './delimiters.js';
 
-/** The four delimiters of a message, from `H|\^&` (LIS2-A2 7.1: field, repeat, component, escape). */
-export interface Delimiters {
-  field: string;
-  repeat: string;
-  component: string;
-  escape: string;
-}
+export { readDelimiters, standardDelimiters, type Delimiters } from './delimiters.js';
 
 /** One record: its type letter and its raw (still escaped) fields; `fields[0]` is the type (field 1). */
 export interface AstmRecord {
@@ -33,24 +28,15 @@ export interface ParsedMessage {
   /** Q records: host queries, which a receive-only gateway does not answer. */
   queries: number;
   terminated: boolean;
+  /** Why the whole message cannot be read (its header's delimiter definition); it then has no results. */
+  invalid?: string;
+  /** Lines that are not records (no type letter followed by the field delimiter); they are not read. */
+  strayLines: number;
 }
-
-/** The standard's delimiters, used only until a header is read. */
-export const standardDelimiters: Delimiters = { field: '|', repeat: '\\', component: '^', escape: '&' };
 
 /** Splits reassembled text into record strings (CR; LF and CR LF too, for `framing: none`). */
 export function splitRecords(text: string): string[] {
   return text.split(/\r\n|\r|\n/).filter((r) => r.trim().length > 0);
-}
-
-/** Reads the delimiters from an H record; undefined when the header does not declare four distinct ones. */
-export function readDelimiters(header: string): Delimiters | undefined {
-  if (header[0] !== 'H' || header.length < 5) return undefined;
-  const [field, repeat, component, escape] = [header[1]!, header[2]!, header[3]!, header[4]!];
-  if (new Set([field, repeat, component, escape]).size !== 4 || /[A-Za-z0-9 ]/.test(field + repeat + component + escape)) {
-    return undefined;
-  }
-  return { field, repeat, component, escape };
 }
 
 /** Parses a message's text into H..L messages with one entry per R record. */
@@ -62,42 +48,57 @@ export function parseRecords(text: string): ParsedMessage[] {
   let order: AstmRecord | null = null;
   let last: ResultEntry | null = null;
   for (const line of splitRecords(text)) {
-    const type = line.trimStart()[0]?.toUpperCase() ?? '';
-    if (type === 'H') {
-      delimiters = readDelimiters(line.trimStart()) ?? standardDelimiters;
-      current = { header: record(line.trimStart(), delimiters), results: [], queries: 0, terminated: false };
+    const rec = line.trimStart();
+    if (isHeader(rec)) {
+      const read = readDelimiters(rec);
+      delimiters = read.kind === 'delimiters' ? read.delimiters : { ...standardDelimiters, field: rec[1]! };
+      current = read.kind === 'delimiters' ? newMessage(record(rec, delimiters)) : { ...newMessage(null), invalid: read.reason };
       messages.push(current);
       [patient, order, last] = [null, null, null];
       continue;
     }
     if (!current) {
-      current = { header: null, results: [], queries: 0, terminated: false };
+      current = newMessage(null);
       messages.push(current);
     }
-    const rec = record(line.trimStart(), delimiters);
-    if (type === 'P') [patient, order, last] = [rec, null, null];
-    else if (type === 'O') [order, last] = [rec, null];
-    else if (type === 'Q') current.queries++;
+    const type = recordType(rec, delimiters.field);
+    if (type === undefined) current.strayLines++;
     else if (type === 'L') current.terminated = true;
-    else if (type === 'C' && last) last.comments.push(rec);
+    if (type === undefined || type === 'L' || current.invalid !== undefined) continue;
+    const r = record(rec, delimiters);
+    if (type === 'P') [patient, order, last] = [r, null, null];
+    else if (type === 'O') [order, last] = [r, null];
+    else if (type === 'Q') current.queries++;
+    else if (type === 'C' && last) last.comments.push(r);
     else if (type === 'R' && current.header) {
-      last = { header: current.header, patient, order, result: rec, comments: [] };
+      last = { header: current.header, patient, order, result: r, comments: [] };
       current.results.push(last);
     }
   }
   return messages;
 }
 
-function record(line: string, d: Delimiters): AstmRecord {
-  const type = line[0]!.toUpperCase();
-  return { type, fields: type === 'H' ? headerFields(line, d) : line.split(d.field), delimiters: d };
+function newMessage(header: AstmRecord | null): ParsedMessage {
+  return { header, results: [], queries: 0, terminated: false, strayLines: 0 };
 }
 
-/** H.2 holds the delimiters themselves and is not split (LIS2-A2 7.1.2). */
-function headerFields(line: string, d: Delimiters): string[] {
-  const rest = line.slice(5);
-  const tail = rest.startsWith(d.field) ? rest.slice(1).split(d.field) : rest.length ? [rest] : [];
-  return ['H', line.slice(2, 5), ...tail];
+// LIS2-A2 6.3: a record starts with its type, one upper-case letter, then the field delimiter (or nothing more).
+// `host|...` or a line of comment text cut by a stray line break is not a record.
+function recordType(rec: string, field: string): string | undefined {
+  const letter = rec.charCodeAt(0);
+  if (letter < 0x41 || letter > 0x5a) return undefined;
+  return rec.length === 1 || rec[1] === field ? rec[0] : undefined;
+}
+
+// An H record declares its own field delimiter: `H` and a character that can be one.
+function isHeader(rec: string): boolean {
+  return rec[0] === 'H' && rec.length > 1 && !/[A-Za-z0-9 ]/.test(rec[1]!);
+}
+
+function record(line: string, d: Delimiters): AstmRecord {
+  // H.2 holds the repeat, component and escape delimiters and no field delimiter (LIS2-A2 7.1.2), so splitting the
+  // H record on the field delimiter puts every later field where the record says.
+  return { type: line[0]!, fields: line.split(d.field), delimiters: d };
 }
 
 /** The raw field `n` (1-based, the record type is field 1), or ''. */
@@ -129,21 +130,38 @@ export function fieldText(rec: AstmRecord, n: number): string {
   return unescape(rawField(rec, n), rec.delimiters);
 }
 
-/** LIS2-A2 7.1.5: &F& &S& &R& &E& and &Xhh..& (hex bytes, Latin-1); other sequences are kept as sent. */
+/**
+ * LIS2-A2 7.1.5: &F& &S& &R& &E& and &Xhh..& (hex bytes, Latin-1); other sequences are kept as sent. One scan, each
+ * character looked at a bounded number of times, whatever the text holds.
+ */
 export function unescape(s: string, d: Delimiters): string {
-  if (!s.includes(d.escape)) return s;
-  const e = d.escape.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return s.replace(new RegExp(`${e}(F|S|R|E|X(?:[0-9A-Fa-f]{2})+)${e}`, 'g'), (_m, code: string) => {
-    if (code === 'F') return d.field;
-    if (code === 'S') return d.component;
-    if (code === 'R') return d.repeat;
-    if (code === 'E') return d.escape;
-    return Buffer.from(code.slice(1), 'hex').toString('latin1');
-  });
+  const e = d.escape;
+  if (e === null || !s.includes(e)) return s;
+  let out = '';
+  let i = 0;
+  while (i < s.length) {
+    const at = s.indexOf(e, i);
+    const close = at < 0 ? -1 : s.indexOf(e, at + 1);
+    if (close < 0) return out + s.slice(i);
+    out += s.slice(i, at);
+    const expanded = expand(s.slice(at + 1, close), d, e);
+    // Not a sequence: the escape character is data, and the closing one may open the next sequence.
+    if (expanded === undefined) [out, i] = [out + e, at + 1];
+    else [out, i] = [out + expanded, close + 1];
+  }
+  return out;
+}
+
+function expand(code: string, d: Delimiters, e: string): string | undefined {
+  if (code === 'F') return d.field;
+  if (code === 'S') return d.component;
+  if (code === 'R') return d.repeat;
+  if (code === 'E') return e;
+  return /^X(?:[0-9A-Fa-f]{2})+$/.test(code) ? Buffer.from(code.slice(1), 'hex').toString('latin1') : undefined;
 }
 
 /** True when a record (raw bytes, no CR) is an L terminator record. */
 export function isTerminatorRecord(rec: Uint8Array, fieldDelimiter: string): boolean {
-  if (rec[0] !== 0x4c && rec[0] !== 0x6c) return false;
+  if (rec[0] !== 0x4c) return false;
   return rec.length === 1 || rec[1] === fieldDelimiter.charCodeAt(0);
 }

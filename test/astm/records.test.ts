@@ -7,9 +7,41 @@ const d = { field: '|', repeat: '\\', component: '^', escape: '&' };
 
 describe('ASTM records (LIS2-A2)', () => {
   it('reads delimiters from the H record, never hard-coded', () => {
-    expect(readDelimiters('H|\\^&|||x')).toEqual(d);
-    expect(readDelimiters('H!~#$!!!x')).toEqual({ field: '!', repeat: '~', component: '#', escape: '$' });
-    expect(readDelimiters('H|||')).toBeUndefined();
+    expect(readDelimiters('H|\\^&|||x')).toEqual({ kind: 'delimiters', delimiters: d });
+    expect(readDelimiters('H!~#$!!!x')).toEqual({ kind: 'delimiters', delimiters: { field: '!', repeat: '~', component: '#', escape: '$' } });
+    expect(readDelimiters('H|\\^&')).toEqual({ kind: 'delimiters', delimiters: d });
+  });
+
+  it('reads H.2 by the rule: a doubled character once, a missing escape as none, anything else refused with the reason', () => {
+    expect(readDelimiters('H|\\\\^&|||x')).toEqual({ kind: 'delimiters', delimiters: d });
+    expect(readDelimiters('H|\\^&&|||x')).toEqual({ kind: 'delimiters', delimiters: d });
+    expect(readDelimiters('H|\\^|||x')).toEqual({ kind: 'delimiters', delimiters: { ...d, escape: null } });
+    expect(readDelimiters('H|||')).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/must declare the repeat and component/) });
+    expect(readDelimiters('H|\\^&~|')).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/declares 4 delimiters/) });
+    expect(readDelimiters('H|\\^\\|')).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/one character for two delimiters/) });
+    expect(readDelimiters('H|\\^a|')).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/'a', which cannot be a delimiter/) });
+    expect(readDelimiters('Hx\\^&x')).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/no field delimiter/) });
+    // A character outside the Basic Multilingual Plane (UTF-8 mode) is two UTF-16 halves: never a delimiter.
+    expect(readDelimiters('H|\u{1F600}^&|')).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/U\+D83D, which cannot be a delimiter/) });
+  });
+
+  it('a header whose delimiter definition cannot be read makes its message unread, never shifted', () => {
+    const [bad, good] = parseRecords('H|\\^&~||||||||||Q\rO|1|A\rR|1|^^^X|1\rL|1\rH|\\^&\rO|1|B\rR|1|^^^X|2\rL|1\r');
+    expect(bad).toMatchObject({ header: null, results: [], invalid: expect.stringMatching(/H.2 delimiter definition/) });
+    expect(good!.results).toHaveLength(1);
+  });
+
+  it('a doubled escape keeps every header field where the record says: H.12 = Q is read', () => {
+    const [m] = parseRecords('H|\\\\^&|||XN^1|||||||Q|1|20260701120000\rO|1|A\rR|1|^^^X|1\rL|1\r');
+    expect(component(m!.header!, 12, 1)).toBe('Q');
+    expect(component(m!.header!, 14, 1)).toBe('20260701120000');
+  });
+
+  it('a record type is one upper-case letter followed by the field delimiter', () => {
+    const [m] = parseRecords('H|\\^&\rO|1|A\rR|1|^^^X|1\rhost|1|B\rresult comment text\rr|2|^^^Y|2\rRX|3|^^^Z|3\rL|1\r');
+    expect(m!.results.map((e) => component(e.result, 3, 4))).toEqual(['X']);
+    expect(m!.strayLines).toBe(4);
+    expect(parseRecords('host|\\^&\rR|1|^^^X|1\rL|1\r')[0]!.header).toBeNull();
   });
 
   it('parses a message with other delimiters from its header', () => {
@@ -68,5 +100,6 @@ describe('ASTM records (LIS2-A2)', () => {
     expect(endsWithTerminator(Buffer.from('H|\\^&\rR|1|^^^L|1\r'))).toBe(false);
     expect(endsWithTerminator(Buffer.from('H|\\^&\rLDL|1\r'))).toBe(false);
     expect(endsWithTerminator(Buffer.from('H!\\^&\rL!1\r'))).toBe(true);
+    expect(endsWithTerminator(Buffer.from('H|\\^&\rl|1\r'))).toBe(false);
   });
 });
