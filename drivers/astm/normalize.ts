@@ -38,12 +38,16 @@ export function normalizeMessages(messages: readonly ParsedMessage[], profile: I
   return out;
 }
 
-/** The analyzer's code: the configured R.3 components, trimmed, joined by `^`, trailing empties dropped. */
-export function analyzerCode(entry: ResultEntry, codeComponents: readonly number[]): string {
+/**
+ * The analyzer's code from the configured R.3 components, each trimmed: joined by `codeJoin` with trailing empties
+ * dropped, or the first non-empty one (`codePick`).
+ */
+export function analyzerCode(entry: ResultEntry, options: Pick<AstmOptions, 'codeComponents' | 'codePick' | 'codeJoin'>): string {
   const all = components(entry.result, 3);
-  const picked = codeComponents.map((c) => (all[c - 1] ?? '').trim());
+  const picked = options.codeComponents.map((c) => (all[c - 1] ?? '').trim());
+  if (options.codePick === 'first-non-empty') return picked.find((c) => c !== '') ?? '';
   while (picked.length > 0 && picked[picked.length - 1] === '') picked.pop();
-  return picked.join('^');
+  return picked.join(options.codeJoin);
 }
 
 /** One R record → a keyed result, a rejection, or null when its code is configured to be ignored. */
@@ -53,7 +57,7 @@ export function normalizeResult(
   options: AstmOptions,
   memo?: Map<string, ResultTime>,
 ): KeyedResult | Rejection | null {
-  const code = analyzerCode(entry, options.codeComponents);
+  const code = analyzerCode(entry, options);
   if (!code) return { reason: `R.3 has no test code in component(s) ${options.codeComponents.join(',')}` };
   if (options.ignoreCodes.includes(code)) return null;
   const accession = readAccession(entry, options);
@@ -99,6 +103,15 @@ export function isQc(entry: ResultEntry, options: AstmOptions): boolean {
   return options.qcRules.some((rule) => {
     const rec = recordFor(entry, rule.field);
     const value = rec ? component(rec, splitFieldRef(rule.field).field, rule.component).trim() : '';
-    return new RegExp(rule.pattern).test(value);
+    return compiled(rule.pattern).test(value);
   });
+}
+
+// QC patterns come from the configuration: compiled once each, not once per result.
+const patterns = new Map<string, RegExp>();
+
+function compiled(pattern: string): RegExp {
+  let re = patterns.get(pattern);
+  if (re === undefined) patterns.set(pattern, (re = new RegExp(pattern)));
+  return re;
 }

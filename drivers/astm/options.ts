@@ -34,8 +34,12 @@ export const astmOptionsSchema = z.strictObject({
   maxFrameBytes: z.number().int().min(8).max(64_000).default(247),
   charset: z.enum(['latin1', 'utf8']).default('latin1'),
   accession: accessionSourceSchema.default({ field: 'O.3', component: 1 }),
-  /** 1-based R.3 components that make the analyzer code, joined by `^` (LIS2-A2 10.1.3: `^^^code` = [4]). */
+  /** 1-based R.3 components that make the analyzer code (LIS2-A2 10.1.3: `^^^code` = [4]). */
   codeComponents: z.array(z.number().int().min(1).max(32)).min(1).default([4]),
+  /** `joined`: all of `codeComponents`, joined by `codeJoin`. `first-non-empty`: the first of them that is not empty. */
+  codePick: z.enum(['joined', 'first-non-empty']).default('joined'),
+  /** What joins the components of a composite code: `/` so mappings read as the vendor prints them (`10/1`). */
+  codeJoin: z.string().min(1).max(4).default('^'),
   /**
    * Fields tried in order for the result time (LIS2-A2: R.13 completed, R.12 started, H.14 message);
    * the first non-empty one decides. H, O and R fields only: P holds demographics (P.8 is the birth date).

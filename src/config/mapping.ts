@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 /** One analyzer test code and what it means. `unit: null` means the result carries no unit. */
 export const analyteMappingSchema = z.strictObject({
-  /** The analyzer's code as the driver extracts it (for ASTM, the configured R.3 components joined by `^`). */
+  /** The analyzer's code as the driver extracts it (for ASTM, the configured R.3 components joined by `codeJoin`, `^` by default). */
   code: z.string().trim().min(1),
   loinc: z.string().trim().min(1),
   /** Expected unit; a result reporting another unit is rejected. Omit to accept whatever the analyzer sends. */

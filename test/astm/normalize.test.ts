@@ -96,6 +96,31 @@ describe('ASTM normalization', () => {
     expect(d.results[0]!.accession).toBe('27');
   });
 
+  it('a composite code joined as the vendor prints it (cobas e 411 Elecsys format ^^^10^1 is 10/1 in cobas format)', () => {
+    const tsh = profile([{ code: '10/1', loinc: '3016-3' }]);
+    const d = decode(msg(H, 'O|1|A1', 'R|1|^^^10^1|2.31|uIU/mL||N||F||||20260701113015', 'L|1'), tsh, { codeComponents: [4, 5], codeJoin: '/' });
+    expect(d.rejections).toEqual([]);
+    expect(d.results[0]).toMatchObject({ analyteLoinc: '3016-3', source: { analyzerCode: '10/1' } });
+  });
+
+  it('the code from the first non-empty of several components (Yumizen H500 ^^^MCV^787-2: the LOINC, else the local code)', () => {
+    const p = profile([{ code: '787-2', loinc: '787-2' }, { code: 'PDW', loinc: 'X-PDW' }]);
+    const d = decode(msg(H, 'O|1|A1', 'R|1|^^^MCV^787-2|88|fL||N||F||||20260701113015', 'R|2|^^^PDW^|15|fL||N||F||||20260701113015', 'L|1'), p, {
+      codeComponents: [5, 4],
+      codePick: 'first-non-empty',
+    });
+    expect(d.rejections).toEqual([]);
+    expect(d.results.map((r) => r.source.analyzerCode)).toEqual(['787-2', 'PDW']);
+  });
+
+  it('an accession of only NUL (&X00&) or control characters is a rejection', () => {
+    for (const o of ['O|1|&X00&', 'O|1|&X0001&', 'O|1|&X1F&']) {
+      const d = decode(msg(H, o, 'R|1|^^^GLU|5|mmol/L||||F', 'L|1'));
+      expect(d.results).toEqual([]);
+      expect(d.rejections[0]!.reason).toMatch(/accession.*printable/);
+    }
+  });
+
   it('a missing accession is a rejection', () => {
     expect(decode(msg(H, 'O|1|', 'R|1|^^^GLU|5|mmol/L||||F', 'L|1')).rejections[0]!.reason).toBe('no accession in O.3 component 1');
   });
