@@ -20,9 +20,12 @@ export type DelimiterResult = { kind: 'delimiters'; delimiters: Delimiters } | {
 export function readDelimiters(mshSegment: string): DelimiterResult {
   if (!mshSegment.startsWith('MSH') || mshSegment.length < 8) return { kind: 'invalid', reason: 'message does not start with an MSH segment' };
   const field = mshSegment[3]!;
-  if (/[A-Za-z0-9\r\n ]/.test(field)) return { kind: 'invalid', reason: 'MSH-1 field separator is not a delimiter character' };
+  if (/[A-Za-z0-9\r\n ]/.test(field) || isSurrogate(field)) return { kind: 'invalid', reason: 'MSH-1 field separator is not a delimiter character' };
   const end = mshSegment.indexOf(field, 4);
   let chars = end < 0 ? mshSegment.slice(4) : mshSegment.slice(4, end);
+  // A character outside the Basic Multilingual Plane is two UTF-16 halves: splitting on it would leave lone halves in
+  // values. HL7 delimiters are single characters (2.5.4), so such a definition is refused, never half-read.
+  if ([...chars].some(isSurrogate)) return { kind: 'invalid', reason: 'MSH-2 uses a character outside the Basic Multilingual Plane as a delimiter' };
   if (new Set(chars).size !== chars.length) {
     // Seen in the field: `^~\\&`, a doubled escape character from a transcribed example. Repeats are
     // collapsed in order, so it reads as the standard `^~\&` rather than escape = subcomponent.
@@ -34,6 +37,11 @@ export function readDelimiters(mshSegment: string): DelimiterResult {
   const delimiters: Delimiters = { field, component, repetition, escape, subcomponent };
   if (truncation !== undefined) delimiters.truncation = truncation;
   return { kind: 'delimiters', delimiters };
+}
+
+function isSurrogate(c: string): boolean {
+  const code = c.charCodeAt(0);
+  return code >= 0xd800 && code <= 0xdfff;
 }
 
 /** MSH-2 as this message's encoding characters would write it. */

@@ -27,6 +27,11 @@ export const hl7OptionsSchema = z.strictObject({
   time: z.array(fieldRef(['OBX', 'OBR', 'MSH', 'SPM'])).min(1).prefault(['OBX-14', 'OBR-7', 'MSH-7']),
   /** Where the measuring unit's id is read for provenance (OBX-18 equipment instance identifier); null when the analyzer uses OBX-18 for something else. */
   equipment: fieldRef(['OBX']).nullable().prefault('OBX-18'),
+  /**
+   * Where the unit is: `component`, OBX-6.1 (the standard's CE identifier); `field`, the whole of OBX-6, for analyzers
+   * that write an unescaped component separator in the unit (`10^6/uL`).
+   */
+  unit: z.enum(['component', 'field']).default('component'),
   /** Status for an OBX-11 left empty (HL7 requires it; some analyzers never send it); `reject` follows the standard. */
   missingStatus: z.enum(['final', 'preliminary', 'reject']).default('final'),
   /** OBX-2 value types that are not results (images, pointers) and are skipped without a rejection. */

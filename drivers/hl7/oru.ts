@@ -55,7 +55,7 @@ function normalizeObx(c: ObxContext): KeyedResult | Rejection | undefined {
   if (status.kind === 'rejected') return reject(status.reason);
   const time = resultTime(c);
   if (time.kind !== 'instant') return reject(time.reason);
-  const unit = valueAt(c.obx, d, { field: 6, component: 1, subcomponent: 1 }).trim();
+  const unit = readUnit(c);
   const mapped = lookupAnalyte(c.profile.mapping, code, unit === '' ? null : unit);
   if (mapped.kind === 'rejected') return reject(mapped.reason);
   const value = readObxValue(c.obx, d, valueType);
@@ -77,6 +77,13 @@ function normalizeObx(c: ObxContext): KeyedResult | Rejection | undefined {
   });
   if (!parsed.success) return reject(`result is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
   return parsed.data;
+}
+
+// OBX-6 (CE: identifier^text^system): component 1, or the whole first repetition for units written with a bare `^`.
+function readUnit(c: ObxContext): string {
+  const d = c.message.delimiters;
+  if (c.options.unit === 'component') return valueAt(c.obx, d, { field: 6, component: 1, subcomponent: 1 }).trim();
+  return unescapeText(repetitionsOf(rawField(c.obx, 6), d)[0] ?? '', d).trim();
 }
 
 function analyzerCode(c: ObxContext): string {
