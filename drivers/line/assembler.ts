@@ -1,6 +1,6 @@
 // The report assembler: lines and the idle timeout in, finished reports out. Pure: no timers, no I/O;
 // "arm the idle timer" is an effect and the timeout is an input (STYLE.md, state machines are pure).
-import type { LineLayout } from './options.js';
+import type { LineLayout, ResultColumns } from './options.js';
 
 /** One result row as the printout shows it. */
 export interface LineResult {
@@ -10,18 +10,20 @@ export interface LineResult {
   flags?: string;
 }
 
-/** A complete report: its raw bytes (every line as received, delimiters included) and what it said. */
+/** A complete report: its raw bytes (every line as received, delimiters included), what it said, what was wrong. */
 export interface Report {
   raw: Buffer;
   fields: Record<string, string>;
   results: LineResult[];
+  /** Lines that arrived damaged (a failed block check): the report is journaled, its results are not loaded. */
+  problems: string[];
 }
 
 export interface AssemblerState {
-  open: { lines: Buffer[]; fields: Record<string, string>; results: LineResult[] } | undefined;
+  open: { lines: Buffer[]; fields: Record<string, string>; results: LineResult[]; problems: string[] } | undefined;
 }
 
-export type AssemblerInput = { kind: 'line'; raw: Buffer; text: string } | { kind: 'idle' };
+export type AssemblerInput = { kind: 'line'; raw: Buffer; text: string; problem?: string } | { kind: 'idle' };
 
 export type AssemblerEffect =
   | { kind: 'report'; report: Report }
@@ -45,14 +47,19 @@ export function assemble(
   if (start) {
     // A new start while a report is open: the open one ended without its end line.
     if (open) effects.push(finish(open));
-    open = { lines: [], fields: {}, results: [] };
+    open = { lines: [], fields: {}, results: [], problems: [] };
     captureFields(open.fields, start.groups);
   }
   if (!open) return { state, effects: [...effects, { kind: 'stray', bytes: input.raw.length }] };
   open.lines.push(input.raw);
+  if (input.problem !== undefined) open.problems.push(`line ${open.lines.length}: ${input.problem}`);
   for (const re of layout.fields) captureFields(open.fields, re.exec(input.text)?.groups);
-  const body = start ? input.text.slice(start.index + start[0].length) : input.text;
-  for (const m of body.matchAll(layout.result)) open.results.push(resultOf(m.groups ?? {}));
+  if (layout.result !== undefined) {
+    const body = start ? input.text.slice(start.index + start[0].length) : input.text;
+    for (const m of body.matchAll(layout.result)) open.results.push(resultOf(m.groups ?? {}));
+  } else if (layout.columns !== undefined && layout.columns.rows.test(input.text)) {
+    open.results.push(rowAt(input.text, layout.columns));
+  }
   if ((layout.end?.test(input.text) ?? false) || open.lines.length >= limits.maxReportLines) {
     return { state: initialAssemblerState, effects: [...effects, finish(open)] };
   }
@@ -73,6 +80,15 @@ function resultOf(g: Record<string, string | undefined>): LineResult {
   return r;
 }
 
+// A fixed-width row: each part is the text in its columns (1-based, inclusive), trimmed.
+function rowAt(text: string, c: ResultColumns): LineResult {
+  const at = ([first, last]: readonly [number, number]): string => text.slice(first - 1, last).trim();
+  const r: LineResult = { code: at(c.code), value: at(c.value) };
+  if (c.unit !== undefined) r.unit = at(c.unit);
+  if (c.flags !== undefined) r.flags = at(c.flags);
+  return r;
+}
+
 function finish(open: NonNullable<AssemblerState['open']>): AssemblerEffect {
-  return { kind: 'report', report: { raw: Buffer.concat(open.lines), fields: open.fields, results: open.results } };
+  return { kind: 'report', report: { raw: Buffer.concat(open.lines), fields: open.fields, results: open.results, problems: open.problems } };
 }

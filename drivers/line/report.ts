@@ -17,6 +17,12 @@ export function normalizeReport(report: Report, profile: InstrumentProfile, opti
   const accession = report.fields.accession ?? '';
   const time = reportTime(report.fields, profile.timezone);
   if (report.results.length === 0) out.rejections.push({ reason: 'report holds no result rows', ...(accession ? { accession } : {}) });
+  if (report.problems.length > 0) {
+    // A damaged line may be the one that carried the accession, the time or a value: nothing of the report is loaded.
+    const reason = `report arrived damaged (${report.problems.join('; ')})`;
+    for (const row of report.results) out.rejections.push({ reason, analyzerCode: row.code, ...(accession ? { accession } : {}) });
+    return out;
+  }
   for (const row of report.results) {
     const one = normalizeRow(row, accession, time, profile, options);
     if ('reason' in one) out.rejections.push(one);

@@ -1,11 +1,11 @@
-// The thin line runner: @serialport/parser-readline splits the transport's bytes into lines, the
+// The thin line runner: framing.ts splits the transport's bytes into lines (as `labgate decode` does), the
 // assembler decides what a report is, the IngestPort commits it. A printer never resends, so a report the
 // store cannot take is held in memory (bounded) and retried in order; it is never half-stored.
-import { ReadlineParser } from '@serialport/parser-readline';
 import type { DriverContext, DriverRunner, IngestOutcome } from '../../src/driver.js';
 import { assemble, initialAssemblerState, type AssemblerInput, type AssemblerState, type Report } from './assembler.js';
-import { lineText } from './decode.js';
-import { compileLayout, lineOptions, type LineLayout, type LineOptions, type LineOptionsInput } from './options.js';
+import { lineInput } from './decode.js';
+import { frameEnd, frameStep, initialFramingState, type FramingConfig, type FramingEvent, type FramingState } from './framing.js';
+import { compileLayout, framingOf, lineOptions, type LineLayout, type LineOptions, type LineOptionsInput } from './options.js';
 import { normalizeReport } from './report.js';
 
 /** Binds the line driver to an instrument's transport and store. */
@@ -19,8 +19,8 @@ class LineRunner implements DriverRunner {
   private state: AssemblerState = initialAssemblerState;
   private timer: unknown;
   private running = false;
-  private pendingBytes = 0;
-  private parser: ReadlineParser;
+  private readonly framing: FramingConfig;
+  private framed: FramingState = initialFramingState();
   private readonly pending: Report[] = [];
   private retryTimer: unknown;
 
@@ -29,7 +29,7 @@ class LineRunner implements DriverRunner {
     private readonly options: LineOptions,
   ) {
     this.layout = compileLayout(options);
-    this.parser = this.newParser();
+    this.framing = framingOf(options);
   }
 
   start(): void {
@@ -40,35 +40,34 @@ class LineRunner implements DriverRunner {
   async stop(): Promise<void> {
     this.running = false;
     // An open report is complete as far as this run can tell: commit it rather than drop it.
-    this.feed({ kind: 'idle' });
+    this.idle();
     if (this.retryTimer !== undefined) this.ctx.clock.clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.flush();
     if (this.pending.length > 0) this.ctx.log.error({ reports: this.pending.length }, 'line reports not committed at stop');
   }
 
-  private newParser(): ReadlineParser {
-    // latin1 strings map bytes one to one, so the journaled capture is byte-exact whatever the charset.
-    const parser = new ReadlineParser({ delimiter: Buffer.from(this.options.delimiter, 'latin1'), includeDelimiter: true, encoding: 'latin1' });
-    parser.on('data', (line: string) => {
-      this.pendingBytes = 0;
-      const raw = Buffer.from(line, 'latin1');
-      this.feed({ kind: 'line', raw, text: lineText(raw, this.options) });
-    });
-    return parser;
-  }
-
   private onData(data: Buffer): void {
     if (!this.running) return;
     this.ctx.onEvent({ kind: 'bytes', count: data.length });
-    this.pendingBytes += data.length;
-    this.parser.write(data);
-    if (this.pendingBytes > this.options.maxLineBytes) {
-      // parser-readline buffers without bound; a line this long is noise, so the parser is replaced.
-      this.ctx.onEvent({ kind: 'discarded', reason: `line longer than ${this.options.maxLineBytes} bytes` });
-      this.parser.removeAllListeners('data');
-      this.parser = this.newParser();
-      this.pendingBytes = 0;
+    const step = frameStep(this.framed, data, this.framing);
+    this.framed = step.state;
+    this.onFraming(step.events);
+  }
+
+  // The analyzer fell silent: a line without its delimiter is complete as it is, then the open report is.
+  private idle(): void {
+    const events = frameEnd(this.framed, this.framing);
+    this.framed = initialFramingState();
+    this.onFraming(events);
+    this.feed({ kind: 'idle' });
+  }
+
+  private onFraming(events: readonly FramingEvent[]): void {
+    for (const e of events) {
+      if (e.kind === 'line') this.feed(lineInput(e.line, this.options));
+      else if (e.kind === 'too-long') this.ctx.onEvent({ kind: 'discarded', reason: `line longer than ${this.options.maxLineBytes} bytes` });
+      else this.ctx.onEvent({ kind: 'discarded', reason: `${e.bytes} bytes outside records` });
     }
   }
 
@@ -80,7 +79,7 @@ class LineRunner implements DriverRunner {
     for (const e of step.effects) {
       if (e.kind === 'report') this.commit(e.report);
       else if (e.kind === 'stray') this.ctx.onEvent({ kind: 'discarded', reason: `${e.bytes}-byte line outside a report` });
-      else if (this.running) this.timer = this.ctx.clock.setTimeout(() => this.feed({ kind: 'idle' }), e.ms);
+      else if (this.running) this.timer = this.ctx.clock.setTimeout(() => this.idle(), e.ms);
     }
   }
 

@@ -22,13 +22,20 @@ function viaRunner(layout: typeof spotchem, chunks: Buffer[]): DecodedMessage[] 
   return h.ingest.messages.map((m) => ({ results: m.results, rejections: m.rejections }));
 }
 
-describe('the runner (parser-readline) and decodeLineCapture agree at every chunking', () => {
+// maxLineBytes at its floor (80): a SPOTCHEM report line is longer, so every report of this stream is dropped whole.
+const spotchemShortLines = { ...spotchem, options: { ...spotchem.options, maxLineBytes: 80 } };
+const clinitekWithLongLine = bytes(clinitekReport.replace('Operator: JS', `Operator: ${'J'.repeat(90)}`) + clinitekReport.replace('U24-0311', 'U24-0312'));
+const clinitekShortLines = { ...clinitek, options: { ...clinitek.options, maxLineBytes: 80 } };
+
+describe('the runner and decodeLineCapture agree at every chunking', () => {
   test.each([
-    ['SPOTCHEM', spotchem, spotchemStream],
-    ['CLINITEK', clinitek, clinitekStream],
-  ])('%s: every byte boundary', (_name, layout, stream) => {
+    ['SPOTCHEM', spotchem, spotchemStream, 2],
+    ['CLINITEK', clinitek, clinitekStream, 2],
+    ['SPOTCHEM, lines over maxLineBytes', spotchemShortLines, spotchemStream, 0],
+    ['CLINITEK, one line over maxLineBytes', clinitekShortLines, clinitekWithLongLine, 2],
+  ])('%s: every byte boundary', (_name, layout, stream, reports) => {
     const want = decodeLineCapture(stream, layout.profile, layout.options);
-    expect(want).toHaveLength(2);
+    expect(want).toHaveLength(reports);
     for (let i = 0; i <= stream.length; i += 1) {
       expect(viaRunner(layout, [stream.subarray(0, i), stream.subarray(i)])).toEqual(want);
     }
