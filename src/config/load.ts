@@ -6,6 +6,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { LabgateError } from '../errors.js';
 import { crossChecks } from './cross-checks.js';
+import { driverOptionIssues } from './driver-options.js';
 import { configSchema, type Config } from './schema.js';
 
 /** A validation problem: `instruments[1].transport.baudRate: expected one of ..., got 96000`. */
@@ -19,7 +20,7 @@ export type ConfigResult = { kind: 'ok'; config: Config } | { kind: 'invalid'; p
 /** Validates parsed YAML: schema problems and cross-field problems together, in document order. */
 export function validateConfig(input: unknown): ConfigResult {
   const parsed = configSchema.safeParse(input, { reportInput: true });
-  const problems = parsed.success ? [] : parsed.error.issues.map(toProblem);
+  const problems = [...(parsed.success ? [] : parsed.error.issues), ...driverOptionIssues(input)].map(toProblem);
   const seen = new Set(problems.map((p) => `${p.path}\0${p.message}`));
   for (const p of crossChecks(input)) if (!seen.has(`${p.path}\0${p.message}`)) problems.push(p);
   if (problems.length || !parsed.success) return { kind: 'invalid', problems: sortByPath(problems) };

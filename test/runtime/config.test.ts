@@ -124,6 +124,24 @@ describe('labgate check-config', () => {
     expect(r.err).toContain('  instruments[1].transport.baudRate: expected one of 1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, got 96000');
   });
 
+  it('checks driver options too, as decode and run do, in the same run as every other problem', async () => {
+    const options = `
+gateway: {id: gw1}
+instruments:
+  - {id: chem1, driver: astm, timezone: Europe/Vienna, transport: {kind: serial, path: /dev/serial/by-id/a}, options: {maxFrameBytes: oops}}
+  - {id: hema1, driver: hl7, timezone: Mars/Olympus, transport: {kind: tcp-server, port: 5000}, options: {unit: whole}}
+  - {id: lyte1, driver: line, timezone: UTC, transport: {kind: serial, path: /dev/serial/by-id/b}, options: {start: '^S', end: '^E'}}
+`;
+    const r = await run(['check-config', '--config', file(options)]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('instruments[0].options.maxFrameBytes: expected number, received string, got "oops"');
+    expect(r.err).toMatch(/instruments\[1\]\.options\.unit: expected one of "component"\|"field"/);
+    expect(r.err).toMatch(/instruments\[1\]\.timezone/);
+    expect(r.err).toMatch(/instruments\[2\]\.options: results are read by `result` or by `columns`/);
+    const decode = await run(['decode', '--config', file(options), '--instrument', 'chem1']);
+    expect(decode.code).toBe(2);
+  });
+
   it('exits 2 for an unreadable file', async () => {
     const r = await run(['check-config', '--config', '/nonexistent/labgate.yaml']);
     expect(r.code).toBe(2);
