@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { clinicalContent } from '../../src/result.js';
+import { sha256Hex } from '../../src/payload.js';
 import { createPostgresSink } from '../../src/sinks/postgres.js';
 import { loaderGrants } from '../../src/sinks/postgres-schema.js';
 import type { OutboxRow } from '../../src/sinks/sink.js';
@@ -55,7 +56,9 @@ it.runIf(server)('loads, absorbs, reports conflicts and applies a forwarded corr
   try {
     expect(await sink.deliver([row], never)).toEqual([{ kind: 'delivered', detail: 'inserted' }]);
     expect(await sink.deliver([row], never)).toEqual([{ kind: 'delivered', detail: 'absorbed' }]);
-    const changed = { ...row, payload: row.payload.replace('"valueText":"4.1","value":4.1', '"valueText":"9.9","value":9.9') };
+    const changedPayload = row.payload.replace('"valueText":"4.1","value":4.1', '"valueText":"9.9","value":9.9');
+    // A version the store really wrote: its digest matches (a row whose digest does not is a dead letter, never sent).
+    const changed = { ...row, payload: changedPayload, payloadSha256: sha256Hex(changedPayload) };
     expect(await sink.deliver([changed], never)).toEqual([expect.objectContaining({ kind: 'conflict', theirs: expect.stringContaining('"value_text":"4.1"') })]);
     expect(await sink.deliver([correctionOf(1)], never)).toEqual([{ kind: 'delivered', detail: 'corrected' }]);
     for (const column of ['dedup_key', 'accession', 'analyte_loinc', 'instrument_id', 'resulted_at', 'record_id', 'first_loaded_at']) {
