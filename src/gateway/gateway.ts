@@ -195,7 +195,7 @@ export class Gateway {
 
   private async startWeb(store: Store): Promise<{ port: number }> {
     const { config, deps } = this;
-    this.web = await gatewayWeb({
+    this.web = gatewayWeb({
       config, clock: deps.clock, log: deps.log, summarized: (log) => this.summarized(log), store, metrics: this.metrics,
       ...(deps.faults ? { faults: deps.faults } : {}),
       ready: () => this.ready,

@@ -1,6 +1,6 @@
 // The gateway's HTTP listener: the status page (with its guard), /healthz and /metrics on one WebServer, reading
 // the running parts through the providers the gateway passes in.
-import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { DiskGuard } from '../disk-guard.js';
 import type { Drain } from '../delivery/drain.js';
@@ -18,8 +18,10 @@ import { metricsRoute } from '../web/metrics.js';
 import { WebServer } from '../web/server.js';
 import { isLoopbackHost } from '../web/status/auth.js';
 import { gatewayStatusSource } from '../web/status/gateway-source.js';
+import { FileRevokedSessions } from '../web/status/revoked-sessions.js';
 import { statusPage } from '../web/status/routes.js';
 import type { StatusSource } from '../web/status/source.js';
+import { TokenFile } from '../web/status/token-file.js';
 import { reprocessCapture } from './reprocess.js';
 
 /** The running parts the listener reads; providers, because they change after start. */
@@ -42,15 +44,17 @@ export interface GatewayWebParts {
 }
 
 /** Builds the listener (not started). */
-export async function gatewayWeb(parts: GatewayWebParts): Promise<WebServer> {
+export function gatewayWeb(parts: GatewayWebParts): WebServer {
   const { config, clock, store } = parts;
   const http = config.gateway.http;
-  const token = http.tokenFile ? (await readFile(http.tokenFile, 'utf8')).trim() : undefined;
+  const pageLog = parts.log.child({ part: 'status-page' });
+  const token = http.tokenFile ? new TokenFile(http.tokenFile, clock.now, pageLog) : undefined;
   const page = statusPage(statusSource(parts), {
     requireToken: !isLoopbackHost(http.host),
-    ...(token ? { token } : {}),
+    ...(token ? { token: token.current } : {}),
+    revoked: new FileRevokedSessions(join(config.gateway.dataDir, 'status-sessions-revoked.json')),
     now: clock.now,
-    log: parts.log.child({ part: 'status-page' }),
+    log: pageLog,
   });
   const log = parts.summarized(parts.log.child({ part: 'http' }));
   const web = new WebServer({ host: http.host, port: http.port, log, guard: page.guard, routes: page.routes, limits: { max: http.maxConnections } });

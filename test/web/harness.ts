@@ -4,6 +4,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { DriverLog } from '../../src/driver.js';
 import { healthRoute } from '../../src/web/health.js';
 import { send, WebServer } from '../../src/web/server.js';
+import type { RevokedSessions } from '../../src/web/status/revoked-sessions.js';
 import { statusPage } from '../../src/web/status/routes.js';
 import { FakeStatusSource, instrument, sink } from './fake-source.js';
 
@@ -20,7 +21,13 @@ export interface Harness {
 }
 
 /** Starts the listener; `requireToken` stands for a non-loopback address (tests can only listen on loopback). */
-export async function startHarness(options: { requireToken: boolean; token?: string; allowedHosts?: string[]; allowedOrigins?: string[] }): Promise<Harness> {
+export async function startHarness(options: {
+  requireToken: boolean;
+  token?: string | (() => string | undefined);
+  revoked?: RevokedSessions;
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+}): Promise<Harness> {
   const clock = { now: Date.parse('2026-11-30T12:00:00Z') };
   const now = (): number => clock.now;
   const source = new FakeStatusSource(now);
@@ -28,7 +35,8 @@ export async function startHarness(options: { requireToken: boolean; token?: str
   source.state.sinks.push(sink('postgres'), sink('lims'));
   const token = options.token ?? (options.requireToken ? TOKEN : undefined);
   const { allowedHosts, allowedOrigins } = options;
-  const page = statusPage(source, { requireToken: options.requireToken, ...(token ? { token } : {}), allowedHosts, allowedOrigins, now, snapshotCacheMs: 0, log: quiet });
+  const revoked = options.revoked ? { revoked: options.revoked } : {};
+  const page = statusPage(source, { requireToken: options.requireToken, ...(token ? { token } : {}), ...revoked, allowedHosts, allowedOrigins, now, snapshotCacheMs: 0, log: quiet });
   const health = healthRoute({
     ready: () => true,
     store: () => ({ writable: true }),
@@ -50,11 +58,11 @@ export interface Reply {
 }
 
 /** One HTTP request with exactly the given headers (Host defaults to 127.0.0.1:port). */
-export function call(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Reply> {
+export function call(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string, localAddress?: string): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const all: Record<string, string | number> = { host: `127.0.0.1:${port}`, ...headers };
     if (body !== undefined) all['content-length'] = Buffer.byteLength(body);
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: all }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: all, ...(localAddress ? { localAddress } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
@@ -78,8 +86,8 @@ export function csrfOf(html: string): string {
 }
 
 /** A urlencoded POST as a browser on this origin sends it. */
-export function post(port: number, path: string, cookie: string | undefined, fields: Record<string, string>, extra: Record<string, string> = {}): Promise<Reply> {
+export function post(port: number, path: string, cookie: string | undefined, fields: Record<string, string>, extra: Record<string, string> = {}, localAddress?: string): Promise<Reply> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', origin: `http://127.0.0.1:${port}`, ...extra };
   if (cookie) headers.cookie = cookie;
-  return call(port, 'POST', path, headers, new URLSearchParams(fields).toString());
+  return call(port, 'POST', path, headers, new URLSearchParams(fields).toString(), localAddress);
 }

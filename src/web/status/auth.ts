@@ -8,14 +8,19 @@ import { isIP } from 'node:net';
 import { send, type RequestGuard } from '../server.js';
 import { paths } from './paths.js';
 import { loginPage, refusalPage } from './render-page.js';
+import { LoginLimiter } from './login-limiter.js';
+import { MemoryRevokedSessions, type RevokedSessions } from './revoked-sessions.js';
 import { SessionKeys, safeEqual, sessionHash, type Session } from './session.js';
 
 /** How the guard decides. */
 export interface StatusAuthOptions {
   /** True when the listener is not on loopback (the runtime sets it with `isLoopbackHost(config.gateway.http.host)`). */
   requireToken: boolean;
-  /** The contents of gateway.http.tokenFile, trimmed; required when requireToken. */
-  token?: string;
+  /** The contents of gateway.http.tokenFile, trimmed; required when requireToken. A function is asked on every
+   *  check, so a rewritten token file takes effect at once (TokenFile.current); undefined then refuses everyone. */
+  token?: string | (() => string | undefined);
+  /** Where logged-out sessions are remembered until they expire. Default: memory (forgotten at restart). */
+  revoked?: RevokedSessions;
   now: () => number;
   /** How long a login lasts. Default 30 days. */
   sessionMaxAgeMs?: number;
@@ -30,8 +35,6 @@ export interface StatusAuthOptions {
 const COOKIE = 'labgate_session';
 /** A token shorter than this on a network-facing listener is a configuration error. */
 export const MIN_TOKEN_LENGTH = 16;
-// Failed logins allowed per minute across all browsers: enough for typos, too few to guess a 16+ character token.
-const LOGIN_FAILURES_PER_MINUTE = 10;
 const DAY_MS = 86_400_000;
 const PUBLIC = new Set([`GET ${paths.login}`, `POST ${paths.login}`, `GET ${paths.css}`]);
 const SECURITY_HEADERS: Record<string, string> = {
@@ -68,18 +71,20 @@ function cookieValue(req: IncomingMessage, name: string): string | undefined {
 /** The session check, the login, and the CSRF and origin checks of actions. */
 export class StatusAuth {
   readonly requireToken: boolean;
-  private readonly keys: SessionKeys;
+  private readonly ephemeral = SessionKeys.ephemeral();
+  private derived: { token: string; keys: SessionKeys } | undefined;
   private readonly maxAgeMs: number;
   private readonly sessions = new WeakMap<IncomingMessage, Session>();
-  private failedLogins: number[] = [];
+  private readonly limiter = new LoginLimiter();
+  private readonly revoked: RevokedSessions;
 
   constructor(private readonly options: StatusAuthOptions) {
     this.requireToken = options.requireToken;
-    if (options.requireToken && (options.token ?? '').length < MIN_TOKEN_LENGTH) {
+    if (options.requireToken && (this.token() ?? '').length < MIN_TOKEN_LENGTH) {
       throw new RangeError(`a listener that is not on loopback needs gateway.http.tokenFile holding a token of at least ${MIN_TOKEN_LENGTH} characters`);
     }
-    this.keys = options.token ? SessionKeys.fromToken(options.token) : SessionKeys.ephemeral();
     this.maxAgeMs = options.sessionMaxAgeMs ?? 30 * DAY_MS;
+    this.revoked = options.revoked ?? new MemoryRevokedSessions();
   }
 
   /** The WebServer guard: security headers on every answer, then the host or token check. */
@@ -102,8 +107,11 @@ export class StatusAuth {
   session(req: IncomingMessage, res?: ServerResponse): Session | undefined {
     const known = this.sessions.get(req);
     if (known) return known;
+    const keys = this.keys();
     const value = cookieValue(req, COOKIE);
-    let session = value === undefined ? undefined : this.keys.verify(value, this.options.now(), this.maxAgeMs);
+    const now = this.options.now();
+    let session = value === undefined || !keys ? undefined : keys.verify(value, now, this.maxAgeMs);
+    if (session && this.revoked.has(session.id, now)) session = undefined;
     if (session === undefined && res && !this.requireToken) session = this.issue(res);
     if (session) this.sessions.set(req, session);
     return session;
@@ -114,21 +122,23 @@ export class StatusAuth {
     return this.requireToken ? `web:${sessionHash(session.id)}` : 'web-local';
   }
 
-  /** Checks a submitted token; on success sets the session cookie. Throttled after repeated failures. */
-  login(token: string, res: ServerResponse): 'ok' | 'wrong' | 'throttled' {
+  /** Checks a submitted token from a client address; on success sets the session cookie. Throttled per address. */
+  login(token: string, res: ServerResponse, address = '?'): 'ok' | 'wrong' | 'throttled' {
     const now = this.options.now();
-    this.failedLogins = this.failedLogins.filter((at) => now - at < 60_000);
-    if (this.failedLogins.length >= LOGIN_FAILURES_PER_MINUTE) return 'throttled';
-    if (!this.options.token || !safeEqual(token.trim(), this.options.token)) {
-      this.failedLogins.push(now);
+    if (this.limiter.throttled(address, now)) return 'throttled';
+    const expected = this.token();
+    if (expected === undefined || !this.keys() || !safeEqual(token.trim(), expected)) {
+      this.limiter.failed(address, now);
       return 'wrong';
     }
     this.issue(res);
     return 'ok';
   }
 
-  /** Clears the session cookie. */
-  logout(res: ServerResponse): void {
+  /** Ends the request's session on the server too (a copy of the cookie no longer works), and clears the cookie. */
+  logout(req: IncomingMessage, res: ServerResponse): void {
+    const session = this.session(req);
+    if (session) this.revoked.add(session.id, session.issuedAt + this.maxAgeMs, this.options.now());
     res.setHeader('set-cookie', `${COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${this.options.secureCookie ? '; Secure' : ''}`);
   }
 
@@ -157,10 +167,25 @@ export class StatusAuth {
   }
 
   private issue(res: ServerResponse): Session {
-    const { value, session } = this.keys.issue(this.options.now());
+    const { value, session } = this.keys()!.issue(this.options.now());
     const maxAge = Math.floor(this.maxAgeMs / 1000);
     res.setHeader('set-cookie', `${COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${this.options.secureCookie ? '; Secure' : ''}`);
     return session;
+  }
+
+  private token(): string | undefined {
+    const { token } = this.options;
+    return typeof token === 'function' ? token() : token;
+  }
+
+  // Keys follow the token: a new token derives new keys, so every session of the old one ends. A protected listener
+  // whose token went missing or too short has none, and refuses everyone.
+  private keys(): SessionKeys | undefined {
+    const token = this.token();
+    if (token === undefined || token === '') return this.requireToken ? undefined : this.ephemeral;
+    if (this.requireToken && token.length < MIN_TOKEN_LENGTH) return undefined;
+    if (this.derived?.token !== token) this.derived = { token, keys: SessionKeys.fromToken(token) };
+    return this.derived.keys;
   }
 
   private hostAllowed(req: IncomingMessage): boolean {
@@ -171,7 +196,8 @@ export class StatusAuth {
   private bearerAllowed(req: IncomingMessage): boolean {
     const header = req.headers.authorization;
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    if (!header?.startsWith('Bearer ') || !this.options.token) return false;
-    return safeEqual(header.slice(7).trim(), this.options.token);
+    const token = this.token();
+    if (!header?.startsWith('Bearer ') || !token || !this.keys()) return false;
+    return safeEqual(header.slice(7).trim(), token);
   }
 }

@@ -55,7 +55,7 @@ function loginRoutes(auth: StatusAuth): Route[] {
         const form = await readForm(req);
         if (!auth.sameOrigin(req)) return auth.refusal(res, 'This request came from another site, so it was refused.');
         if (!auth.requireToken) return home(res);
-        const outcome = form ? auth.login(form.get('token') ?? '', res) : 'wrong';
+        const outcome = form ? auth.login(form.get('token') ?? '', res, req.socket.remoteAddress) : 'wrong';
         if (outcome === 'ok') return home(res);
         if (outcome === 'throttled') return send(res, 429, HTML, loginPage('Too many wrong tokens; wait a minute and try again.'));
         send(res, 401, HTML, loginPage('That token is not right.'));
@@ -68,7 +68,7 @@ function loginRoutes(auth: StatusAuth): Route[] {
         const form = await readForm(req);
         const refused = auth.refuseAction(req, form?.get('csrf') ?? null);
         if (refused !== null) return auth.refusal(res, refused);
-        auth.logout(res);
+        auth.logout(req, res);
         redirect(res, auth.requireToken ? paths.login : paths.page);
       },
     },
