@@ -5,7 +5,7 @@ import { instrumentLamp, overallLamp, redItems, relativeTime, sinkLamp } from '.
 import { payloadFields } from '../../src/web/status/gateway-views.js';
 import { escapeHtml, html } from '../../src/web/status/html.js';
 import { queuesSection } from '../../src/web/status/render-queues.js';
-import { instrumentsSection } from '../../src/web/status/render-status.js';
+import { instrumentsSection, resultsSection } from '../../src/web/status/render-status.js';
 import { fields, instrument, sink } from './fake-source.js';
 
 describe('html', () => {
@@ -15,6 +15,20 @@ describe('html', () => {
       '<p title="&quot;x&quot; &amp; &#39;y&#39;">&lt;a&gt;<b>&lt;i&gt;</b>3</p>',
     );
     expect(escapeHtml('`')).toBe('&#96;');
+  });
+
+  it('shows bidirectional and other invisible characters as their codes, so a value cannot read as another', () => {
+    // U+202E would make "5.1 mmol/L" display right to left; U+200B hides inside an accession; NUL and ESC from the wire.
+    const page = resultsSection({
+      gatewayId: 'g', now: 0, instruments: [], sinks: [], deadLetters: [], conflicts: [], rejectedCaptures: [],
+      recentResults: [{ ...fields('A\u200B1'), valueText: '\u202E1.5', unit: 'mmol/L\u2066', dedupKey: 'k', delivery: [] }],
+    }).value;
+    expect(page).toContain('\\u202E1.5');
+    expect(page).toContain('A\\u200B1');
+    expect(page).toContain('mmol/L\\u2066');
+    expect(page).not.toMatch(/[\u202E\u200B\u2066]/);
+    expect(html`<p title="${'a\u0000b\u001bc\u0085'}">${'x\u061Cy\uFEFF'}</p>`.value).toBe('<p title="a\\u0000b\\u001Bc\\u0085">x\\u061Cy\\uFEFF</p>');
+    expect(escapeHtml('Grüße 5,1 µmol/L ≤ 7 — 血糖')).toBe('Grüße 5,1 µmol/L ≤ 7 — 血糖');
   });
 });
 
