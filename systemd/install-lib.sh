@@ -31,7 +31,7 @@ as_service_user() {
 smoke_test() {
   local rel="$opt/releases/$1" out
   log "smoke test of $1 as ${service_user:-$(id -un)}"
-  if ! out="$(as_service_user "$node_bin" "$rel/bin/labgate.js" check-config --config "$etc_dir/labgate.yaml" 2>&1)"; then
+  if ! out="$(as_service_user "$node_bin" "$rel/bin/labgate.js" check-config --schema-only --config "$etc_dir/labgate.yaml" 2>&1)"; then
     printf '%s\n' "$out" | sed 's/^/  /' >&2
     return 1
   fi

@@ -1,29 +1,36 @@
-// `labgate check-config --config FILE`: validates the configuration without opening anything.
-// Exit 0 when valid, 2 with every problem listed when not (the CLI maps CONFIG_UNREADABLE to 2 as well).
+// `labgate check-config --config FILE`: validates the configuration without opening anything but the files it names.
+// Exit 0 when valid (warnings are printed), 2 with every problem listed when not (the CLI maps CONFIG_UNREADABLE to
+// 2 as well). The rules on the files themselves are in config/file-checks.ts.
 import type { Command } from '../cli.js';
 import { commandArgs, configOption } from './args.js';
+import { fileChecks } from '../config/file-checks.js';
 import { checkConfigFile, formatProblems } from '../config/load.js';
 
-const help = `Usage: labgate check-config [--config FILE]
+const help = `Usage: labgate check-config [--config FILE] [--credentials DIR] [--schema-only]
 
-Validates the configuration file and prints every problem with its path.
-  --config FILE   default /etc/labgate/labgate.yaml
-Exit codes: 0 valid, 2 invalid or unreadable.`;
+Validates the configuration file and prints every problem with its path, then checks the files it names:
+each must exist (with the service stopped, a /run/credentials/labgate.service/secret_<name> path is looked for
+as DIR/<name>, the unit's LoadCredential source), and secret files and the configuration should not be readable
+by every user (a warning).
+  --config FILE        default /etc/labgate/labgate.yaml
+  --credentials DIR    default /etc/labgate/credentials
+  --schema-only        the content alone, not the files it names (an installer's check before secrets exist)
+Exit codes: 0 valid (perhaps with warnings), 2 invalid or unreadable.`;
 
 export const command: Command = async (args, io) => {
-  const { values } = commandArgs({ args, options: configOption }, help);
+  const options = { ...configOption, credentials: { type: 'string' }, 'schema-only': { type: 'boolean' } } as const;
+  const { values } = commandArgs({ args, options }, help);
   if (values.help) {
     io.stdout.write(help + '\n');
     return 0;
   }
   const file = values.config ?? '/etc/labgate/labgate.yaml';
   const result = checkConfigFile(file);
-  if (result.kind === 'invalid') {
-    const n = result.problems.length;
-    io.stderr.write(`${file}: ${n} problem${n === 1 ? '' : 's'}\n${formatProblems(result.problems)}\n`);
-    return 2;
-  }
+  if (result.kind === 'invalid') return report(io, file, result.problems);
   const { config } = result;
+  const files = values['schema-only'] ? { problems: [], warnings: [] } : fileChecks(config, file, values.credentials ? { credentialsDir: values.credentials } : {});
+  if (files.warnings.length) io.stderr.write(`${file}: warning${files.warnings.length === 1 ? '' : 's'}\n${formatProblems(files.warnings)}\n`);
+  if (files.problems.length) return report(io, file, files.problems);
   const sinks = Object.entries(config.sinks)
     .filter(([, s]) => s?.enabled)
     .map(([name]) => name);
@@ -33,3 +40,9 @@ export const command: Command = async (args, io) => {
   );
   return 0;
 };
+
+function report(io: Parameters<Command>[1], file: string, problems: Parameters<typeof formatProblems>[0]): number {
+  const n = problems.length;
+  io.stderr.write(`${file}: ${n} problem${n === 1 ? '' : 's'}\n${formatProblems(problems)}\n`);
+  return 2;
+}

@@ -2,19 +2,20 @@
 // wrong type there), so they can run even when the schema has already failed and their problems are
 // reported in the same run.
 import type { ConfigProblem } from './load.js';
+import { isLoopbackHost } from './loopback.js';
+import { urlCredentialChecks } from './url-credentials.js';
 
 type Raw = Record<string, unknown>;
 
 const isRecord = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v.trim() : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
-const loopback = (host: string): boolean => host === 'localhost' || host === '::1' || host.startsWith('127.');
 const wildcard = (host: string): boolean => host === '0.0.0.0' || host === '::' || host === '';
 
 /** Every cross-field problem of a raw (unvalidated) configuration document. */
 export function crossChecks(input: unknown): ConfigProblem[] {
   if (!isRecord(input)) return [];
-  return [...instrumentChecks(input), ...listenerChecks(input), ...gatewayChecks(input), ...sinkChecks(input), ...deliveryChecks(input)];
+  return [...instrumentChecks(input), ...listenerChecks(input), ...gatewayChecks(input), ...sinkChecks(input), ...urlCredentialChecks(input), ...deliveryChecks(input)];
 }
 
 function instruments(input: Raw): [number, Raw][] {
@@ -83,8 +84,8 @@ function gatewayChecks(input: Raw): ConfigProblem[] {
   const http = isRecord(gateway) ? gateway['http'] : undefined;
   if (!isRecord(http)) return [];
   const host = str(http['host']);
-  // Issue 8: off the loopback interface every request needs the token; without one the page would be open.
-  if (host !== undefined && !loopback(host) && http['tokenFile'] === undefined) {
+  // Off the loopback interface every request needs the token; without one the page would be open to the network.
+  if (host !== undefined && !isLoopbackHost(host) && http['tokenFile'] === undefined) {
     return [{ path: 'gateway.http.tokenFile', message: `required when gateway.http.host is not a loopback address (got host '${host}')` }];
   }
   return [];

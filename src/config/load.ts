@@ -36,8 +36,18 @@ export function parseConfigText(text: string): ConfigResult {
       problems: doc.errors.map((e) => ({ path: `(yaml line ${e.linePos?.[0]?.line ?? '?'})`, message: e.message.split('\n')[0] ?? e.message })),
     };
   }
-  return validateConfig(doc.toJS() ?? {});
+  let input: unknown;
+  try {
+    input = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    // The yaml library refuses to expand aliases past the count (a "billion laughs" document): a problem, not a crash.
+    return { kind: 'invalid', problems: [{ path: '(yaml)', message: `refused: ${(err as Error).message.toLowerCase()} (more than ${MAX_ALIAS_COUNT} alias expansions)` }] };
+  }
+  return validateConfig(input ?? {});
 }
+
+/** Alias expansions allowed in one configuration: plenty for shared mappings, far too few for an alias bomb. */
+const MAX_ALIAS_COUNT = 100;
 
 /** Reads and validates a config file; throws LabgateError CONFIG_* (exit code 2) with every problem listed. */
 export function loadConfig(file: string): Config {

@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { LabgateError } from '../errors.js';
+import { makePrivateFile } from './private-files.js';
 
 /** Who holds a data directory. */
 export interface LockHolder {
@@ -23,7 +24,9 @@ export interface DataDirLock {
 
 /** Takes the data directory's writer lock or throws DATA_DIR_LOCKED naming the current holder. */
 export function acquireDataDirLock(dataDir: string, now: () => number): DataDirLock {
-  const db = new Database(join(dataDir, 'labgate.lock'), { timeout: 0 });
+  const path = join(dataDir, 'labgate.lock');
+  makePrivateFile(path);
+  const db = new Database(path, { timeout: 0 });
   try {
     db.pragma('locking_mode = EXCLUSIVE');
     db.exec('BEGIN EXCLUSIVE');
@@ -62,7 +65,7 @@ export function readHolder(dataDir: string): LockHolder | null {
 // Written via rename so a loser never reads half a file.
 function writeHolder(dataDir: string, holder: LockHolder): void {
   const tmp = join(dataDir, `labgate.pid.${process.pid}.tmp`);
-  writeFileSync(tmp, JSON.stringify(holder) + '\n');
+  writeFileSync(tmp, JSON.stringify(holder) + '\n', { mode: 0o600 });
   renameSync(tmp, join(dataDir, 'labgate.pid'));
 }
 

@@ -2,7 +2,6 @@
 // Durability rules (kept by every method): WAL, synchronous=FULL, every write is one synchronous
 // db.transaction with no await inside, statements prepared once. One writer per data directory (lock.ts).
 // A write may throw (disk full, I/O error); its transaction is then rolled back whole and the store stays usable.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { LabgateError } from '../errors.js';
@@ -12,6 +11,7 @@ import type { KeyedResult } from '../result.js';
 import { CaptureJournal, type JournaledCapture, type RejectedCapture } from './captures.js';
 import { ConflictResolver, type ConflictChoice, type Resolution } from './conflict-resolution.js';
 import { openDatabase } from './database.js';
+import { makePrivateDir, makePrivateFile } from './private-files.js';
 import { ResultWriter, validateResults } from './ingest.js';
 import { InstrumentDays, type InstrumentFigures } from './instrument-days.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
@@ -59,10 +59,12 @@ export const GATEWAY_ACTOR = 'gateway';
 
 /** Opens the data directory's store: takes the writer lock (unless `lock: false`), opens and migrates labgate.db. */
 export function openStore(options: StoreOptions): Store {
-  mkdirSync(options.dataDir, { recursive: true });
+  makePrivateDir(options.dataDir);
   const lock = options.lock === false ? null : acquireDataDirLock(options.dataDir, options.now);
   try {
-    const db = openDatabase(join(options.dataDir, 'labgate.db'), options.busyTimeoutMs ?? 5000);
+    const path = join(options.dataDir, 'labgate.db');
+    makePrivateFile(path);
+    const db = openDatabase(path, options.busyTimeoutMs ?? 5000);
     return new Store(db, options, lock);
   } catch (err) {
     lock?.release();

@@ -4,13 +4,15 @@
 // A loopback listener needs no token, but it only answers requests addressed to a loopback name (a DNS-rebinding
 // page on another site could otherwise read it and post actions), and actions still need the CSRF token.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
+import { isLoopbackHost } from '../../config/loopback.js';
 import { send, type RequestGuard } from '../server.js';
 import { paths } from './paths.js';
 import { loginPage, refusalPage } from './render-page.js';
 import { LoginLimiter } from './login-limiter.js';
 import { MemoryRevokedSessions, type RevokedSessions } from './revoked-sessions.js';
 import { SessionKeys, safeEqual, sessionHash, type Session } from './session.js';
+
+export { isLoopbackHost };
 
 /** How the guard decides. */
 export interface StatusAuthOptions {
@@ -45,13 +47,6 @@ const SECURITY_HEADERS: Record<string, string> = {
   // Not no-referrer: Chromium then sends `Origin: null` on form posts, and the origin check needs the real one.
   'referrer-policy': 'same-origin',
 };
-
-/** True for an address or name that only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1') return true;
-  return isIP(bare) === 4 && bare.startsWith('127.');
-}
 
 /** The hostname of a Host header (`[::1]:8080` → `::1`). */
 function hostnameOf(host: string | undefined): string {
