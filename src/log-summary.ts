@@ -75,6 +75,8 @@ export class LogSummary implements DriverLog {
       w.suppressed = 0;
       this.arm(key, w);
     }, this.intervalMs);
+    // A pending summary never keeps a stopping process alive (Node's timers can be unreferenced; a test clock's not).
+    (w.timer as { unref?: () => void } | undefined)?.unref?.();
   }
 
   private summarize(w: Window): void {

@@ -8,6 +8,7 @@ import { loadConfig } from '../config/load.js';
 import type { StatFs } from '../disk-guard.js';
 import { systemClock } from '../driver.js';
 import { LabgateError } from '../errors.js';
+import { LogSummary } from '../log-summary.js';
 import { ProcessFaults } from '../process-faults.js';
 import { Gateway, type GatewayDeps } from '../gateway/gateway.js';
 import { createLogger } from '../logger.js';
@@ -27,7 +28,9 @@ export const command: Command = async (args, io) => {
   const file = values.config ?? io.env['LABGATE_CONFIG'] ?? '/etc/labgate/labgate.yaml';
   const config = loadConfig(file);
   const log = createLogger({ level: config.gateway.logLevel, gateway: config.gateway.id });
-  const faults = new ProcessFaults(log);
+  // A bug hit on every request would otherwise log a stack per request: repeats are summarized like any other line.
+  const errors = new LogSummary(log, systemClock);
+  const faults = new ProcessFaults({ error: (obj, msg) => errors.error(obj, msg), fatal: (obj, msg) => log.fatal(obj, msg) });
   faults.install(process);
   const notifier = new SystemdNotifier({ env: io.env, pid: process.pid, log });
   const gateway = new Gateway(config, { clock: systemClock, random: Math.random, log, processMetrics: true, faults, ...faultHooks(io.env) });

@@ -109,7 +109,8 @@ export class Gateway {
         this.countsCache = undefined;
         this.drains.forEach((d) => d.notify());
       },
-      log: deps.log,
+      // A full disk fails every message an analyzer resends: one line per interval, not one per attempt.
+      log: this.summarized(deps.log),
       ...(deps.beforeCommit ? { beforeCommit: deps.beforeCommit } : {}),
     });
     this.instruments = superviseInstruments(config, {
