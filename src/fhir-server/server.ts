@@ -2,11 +2,11 @@
 // with the parts engine.ts adds), a token endpoint for client secrets and SMART Backend Services, and the LIMS test
 // server's fault injection. Used by the tests, the FHIR bench and `labgate demo --fhir`. Not for production: the
 // admin routes have no auth, and everything lives in memory.
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BundleEntry, Observation, Resource } from '@medplum/fhirtypes';
 import { latencyOf, rollFate, seededRandom } from '../lims-server/faults.js';
 import type { LimsClient } from '../lims-server/tokens.js';
+import { TestListener } from '../test-servers/listener.js';
 import { processBatch } from './batch.js';
 import { capabilityStatement } from './capability.js';
 import { fail, FhirEngine, type Answer, type EngineStats, type Interaction } from './engine.js';
@@ -57,63 +57,53 @@ export class FhirTestServer {
   readonly engine: FhirEngine;
   readonly desk: SmartTokenDesk;
   private current: FhirFaults;
-  private readonly sockets = new Set<Socket>();
   private readonly hung = new Set<ServerResponse>();
-  private readonly server: HttpServer;
+  private readonly listener: TestListener;
   private readonly basePath: string;
   private readonly random: () => number;
   private readonly now: () => number;
-  private port: number;
-  private origin = '';
   private batches = 0;
 
   constructor(private readonly options: FhirServerOptions = {}) {
     loadR4();
     this.current = { ...noFhirFaults, ...options.faults };
     this.basePath = (options.basePath ?? '/fhir').replace(/\/$/, '');
-    this.port = options.port ?? 0;
     this.random = options.random ?? seededRandom(1);
     this.now = options.now ?? Date.now;
     this.engine = new FhirEngine({ conditionalCreate: options.conditionalCreate ?? true, updateCreate: options.updateCreate ?? true });
     this.desk = new SmartTokenDesk(options.smartClients ?? [], options.clients ?? [], options.staticTokens ?? [], this.now);
-    this.server = createServer({ keepAlive: true }, (req, res) => void this.handle(req, res));
-    this.server.keepAliveTimeout = 60_000;
-    this.server.on('connection', (socket: Socket) => this.track(socket));
+    this.listener = new TestListener({
+      ...(options.host ? { host: options.host } : {}),
+      ...(options.port ? { port: options.port } : {}),
+      latencyMs: () => latencyOf(this.current, this.random),
+      down: () => this.current.outage,
+      handle: (req, res, body) => this.route(req, res, body),
+    });
   }
 
   /** The FHIR base URL, once started. */
   get url(): string {
-    return this.origin + this.basePath;
+    return this.listener.origin + this.basePath;
   }
 
   get tokenUrl(): string {
-    return this.origin + TOKEN_PATH;
+    return this.listener.origin + TOKEN_PATH;
   }
 
   /** Listens; after a stop() it comes back on the same port. */
   start(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.port, this.options.host ?? '127.0.0.1', () => {
-        this.server.off('error', reject);
-        const addr = this.server.address() as AddressInfo;
-        this.port = addr.port;
-        this.origin = `http://${addr.address}:${addr.port}`;
-        resolve();
-      });
-    });
+    return this.listener.start();
   }
 
   async stop(): Promise<void> {
     this.releaseHung();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.listener.stop();
   }
 
   /** Changes misbehavior at run time; `outage: true` also drops every open connection. */
   configure(patch: Partial<FhirFaults>): void {
     this.current = { ...this.current, ...patch };
-    if (this.current.outage) for (const s of this.sockets) s.destroy();
+    if (this.current.outage) this.listener.dropConnections();
   }
 
   faults(): FhirFaults {
@@ -160,25 +150,6 @@ export class FhirTestServer {
 
   stats(): FhirServerStats {
     return { ...this.engine.stats(), tokensIssued: this.desk.all().length, hanging: this.hung.size, batches: this.batches };
-  }
-
-  private track(socket: Socket): void {
-    if (this.current.outage) return void socket.destroy();
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    try {
-      const arrived = performance.now();
-      const body = await readBody(req);
-      const delay = latencyOf(this.current, this.random) - (performance.now() - arrived);
-      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-      if (this.current.outage) return void req.socket.destroy();
-      await this.route(req, res, body);
-    } catch {
-      req.socket.destroy();
-    }
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
@@ -274,10 +245,4 @@ function send(res: ServerResponse, a: Answer, extra: Record<string, string> = {}
   if (a.lastModified) headers['last-modified'] = a.lastModified;
   if (a.location && base) headers.location = `${base}/${a.location}`;
   res.writeHead(a.status, headers).end(JSON.stringify(a.resource ?? a.outcome ?? {}));
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

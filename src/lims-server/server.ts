@@ -1,8 +1,7 @@
 // A LIMS test server: a real node:http server implementing the LIMS contract (issue 6), which misbehaves on
 // request. Used by the tests, the LIMS bench and the demo. Not for production: the admin routes have no auth.
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { TestListener } from '../test-servers/listener.js';
 import { latencyOf, noFaults, seededRandom, type LimsFaults } from './faults.js';
 import { RecordBook } from './records.js';
 import { getRoute, putRoute, tokenRoute, type RouteCtx } from './routes.js';
@@ -71,16 +70,12 @@ class LimsTestServer implements LimsServer {
   private readonly book = new RecordBook();
   private readonly desk: TokenDesk;
   private readonly ctx: RouteCtx;
-  private readonly sockets = new Set<Socket>();
-  private readonly server: HttpServer;
+  private readonly listener: TestListener;
   private readonly resourcePath: string;
-  private port: number;
-  private address = '';
 
   constructor(private readonly options: LimsServerOptions) {
     this.current = { ...noFaults, ...options.faults, scripted: {} };
     this.resourcePath = options.resourcePath ?? '/api/v1/results';
-    this.port = options.port ?? 0;
     const now = options.now ?? Date.now;
     this.desk = new TokenDesk(options.clients ?? [{ clientId: 'labgate', clientSecret: 'labgate-secret' }], now, options.staticTokens);
     this.ctx = {
@@ -93,42 +88,36 @@ class LimsTestServer implements LimsServer {
       hung: new Map(),
       scripts: new Map(),
     };
-    const onRequest = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res);
-    this.server = options.tls ? createHttpsServer({ ...options.tls, keepAlive: true }, onRequest) : createServer({ keepAlive: true }, onRequest);
-    this.server.keepAliveTimeout = 60_000;
-    this.server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => this.track(socket));
+    this.listener = new TestListener({
+      ...(options.host ? { host: options.host } : {}),
+      ...(options.port ? { port: options.port } : {}),
+      ...(options.tls ? { tls: options.tls } : {}),
+      latencyMs: () => latencyOf(this.current, this.ctx.random),
+      down: () => this.current.outage,
+      handle: (req, res, body) => this.route(req, res, body),
+    });
     if (options.faults?.scripted) this.configure({ scripted: options.faults.scripted });
   }
 
   get url(): string {
-    return this.address;
+    return this.listener.origin;
   }
 
   /** Listens; after a stop() it comes back on the same port (an outage by refusal, then recovery). */
   start(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.port, this.options.host ?? '127.0.0.1', () => {
-        this.server.off('error', reject);
-        const addr = this.server.address() as AddressInfo;
-        this.port = addr.port;
-        this.address = `${this.options.tls ? 'https' : 'http'}://${addr.address}:${addr.port}`;
-        resolve();
-      });
-    });
+    return this.listener.start();
   }
 
   async stop(): Promise<void> {
     this.releaseHung();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.listener.stop();
   }
 
   configure(patch: Partial<LimsFaults>): void {
     // Scripted fates are queued, not kept as settings: each is taken by one PUT.
     for (const [id, fates] of Object.entries(patch.scripted ?? {})) this.ctx.scripts.set(id, [...(this.ctx.scripts.get(id) ?? []), ...fates]);
     this.current = { ...this.current, ...patch, scripted: {} };
-    if (this.current.outage) for (const s of this.sockets) s.destroy();
+    if (this.current.outage) this.listener.dropConnections();
   }
 
   faults(): LimsFaults {
@@ -184,27 +173,6 @@ class LimsTestServer implements LimsServer {
     };
   }
 
-  private track(socket: Socket): void {
-    if (this.current.outage) return void socket.destroy();
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    try {
-      // Latency counts from the request's arrival, as a client would measure the LIMS's own time.
-      const arrived = performance.now();
-      const body = await readBody(req);
-      const delay = latencyOf(this.current, this.ctx.random) - (performance.now() - arrived);
-      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-      if (this.current.outage) return void req.socket.destroy();
-      this.route(req, res, body);
-    } catch {
-      // The client went away mid-request; there is nobody left to answer.
-      req.socket.destroy();
-    }
-  }
-
   private route(req: IncomingMessage, res: ServerResponse, body: string): void {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (req.method === 'POST' && path === '/oauth/token') return tokenRoute(this.ctx, req, res, body);
@@ -227,12 +195,6 @@ class LimsTestServer implements LimsServer {
     }
     json(this.current);
   }
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 export { seededRandom } from './faults.js';

@@ -21,16 +21,22 @@ function runDemo(...flags: string[]): Promise<{ code: number | null; stdout: str
   });
 }
 
+/** Runs the demo, expects it to succeed and to prove exactly once in PostgreSQL and the LIMS; returns what it said. */
+async function demoProvesPostgresAndLims(...flags: string[]): Promise<{ stdout: string; sent: number; ms: number }> {
+  expect(existsSync(join(root, 'dist/src/commands/demo.js')), 'dist/ is missing: run `npm run build` first').toBe(true);
+  const { code, stdout, stderr, ms } = await runDemo(...flags);
+  expect(stderr, stdout).not.toContain('FAILED');
+  expect(code, `${stdout}\n${stderr}`).toBe(0);
+  const sent = Number(/sent by the analyzer\s+(\d+) results/.exec(stdout)?.[1]);
+  expect(sent).toBeGreaterThan(0);
+  expect(stdout).toContain(`exactly once in PostgreSQL: ${sent} of ${sent} results, 0 missing, 0 twice`);
+  expect(stdout).toContain(`exactly once in the LIMS: ${sent} of ${sent} results, 0 missing, 0 applied twice`);
+  return { stdout, sent, ms };
+}
+
 describe('labgate demo', () => {
   it('runs the whole pipeline with its faults and proves every result arrived exactly once in both sinks', async () => {
-    expect(existsSync(join(root, 'dist/src/commands/demo.js')), 'dist/ is missing: run `npm run build` first').toBe(true);
-    const { code, stdout, stderr, ms } = await runDemo();
-    expect(stderr, stdout).not.toContain('FAILED');
-    expect(code, `${stdout}\n${stderr}`).toBe(0);
-    const sent = Number(/sent by the analyzer\s+(\d+) results/.exec(stdout)?.[1]);
-    expect(sent).toBeGreaterThan(0);
-    expect(stdout).toContain(`exactly once in PostgreSQL: ${sent} of ${sent} results, 0 missing, 0 twice`);
-    expect(stdout).toContain(`exactly once in the LIMS: ${sent} of ${sent} results, 0 missing, 0 applied twice`);
+    const { stdout, ms } = await demoProvesPostgresAndLims();
     expect(stdout).toMatch(/^OK: every result arrived exactly once in both sinks/m);
     // The faults happened, and the status page's address was shown.
     expect(stdout).toMatch(/corrupted checksum → NAKed by the gateway, resent by the analyzer, accepted/);
@@ -43,13 +49,7 @@ describe('labgate demo', () => {
   }, 90_000);
 
   it('--fhir: a FHIR server as the third sink, down with the LIMS and crashed into, holds exactly one Observation per result', async () => {
-    const { code, stdout, stderr } = await runDemo('--fhir');
-    expect(stderr, stdout).not.toContain('FAILED');
-    expect(code, `${stdout}\n${stderr}`).toBe(0);
-    const sent = Number(/sent by the analyzer\s+(\d+) results/.exec(stdout)?.[1]);
-    expect(sent).toBeGreaterThan(0);
-    expect(stdout).toContain(`exactly once in PostgreSQL: ${sent} of ${sent} results, 0 missing, 0 twice`);
-    expect(stdout).toContain(`exactly once in the LIMS: ${sent} of ${sent} results, 0 missing, 0 applied twice`);
+    const { stdout, sent } = await demoProvesPostgresAndLims('--fhir');
     expect(stdout).toContain(`exactly once on the FHIR server: ${sent} of ${sent} results, 0 missing, 0 twice`);
     expect(stdout).toContain(`FHIR server             ${sent} Observations; 0 rewritten by a re-send`);
     expect(stdout).toMatch(/The LIMS and the FHIR server are down/);
