@@ -92,9 +92,17 @@ export function parseAstmOptions(input: unknown): AstmOptions {
 
 /** The parts of a field reference; the pattern guarantees the match. */
 export function splitFieldRef(ref: string): { record: string; field: number } {
-  const m = fieldRefPattern.exec(ref);
-  return { record: m?.[1] ?? 'R', field: Number(m?.[2] ?? 0) };
+  let parts = fieldRefs.get(ref);
+  if (parts === undefined) {
+    const m = fieldRefPattern.exec(ref);
+    parts = { record: m?.[1] ?? 'R', field: Number(m?.[2] ?? 0) };
+    fieldRefs.set(ref, parts);
+  }
+  return parts;
 }
+
+// References come from the configuration (a few per instrument) and are read for every result: parsed once each.
+const fieldRefs = new Map<string, { record: string; field: number }>();
 
 function isRegExp(pattern: string): boolean {
   try {

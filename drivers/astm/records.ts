@@ -109,8 +109,19 @@ export function rawField(rec: AstmRecord, n: number): string {
 /** Unescaped component `c` (1-based) of the first repeat of field `n`. */
 export function component(rec: AstmRecord, n: number, c: number): string {
   const d = rec.delimiters;
-  const firstRepeat = rawField(rec, n).split(d.repeat)[0] ?? '';
-  return unescape(firstRepeat.split(d.component)[c - 1] ?? '', d);
+  return unescape(piece(piece(rawField(rec, n), d.repeat, 0), d.component, c - 1), d);
+}
+
+// The index-th piece of `text` split on `sep`, without building the array (normalization reads several per result).
+function piece(text: string, sep: string, index: number): string {
+  let from = 0;
+  for (let i = 0; i < index; i += 1) {
+    const at = text.indexOf(sep, from);
+    if (at < 0) return '';
+    from = at + 1;
+  }
+  const end = text.indexOf(sep, from);
+  return end < 0 ? (from === 0 ? text : text.slice(from)) : text.slice(from, end);
 }
 
 /** All components of the first repeat of field `n`, unescaped. */
