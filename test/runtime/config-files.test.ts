@@ -4,12 +4,11 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli.js';
 import { fileChecks, type Probe } from '../../src/config/file-checks.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { isLoopbackHost, StatusAuth } from '../../src/web/status/auth.js';
+import { runCli } from '../fixtures/cli.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -23,16 +22,7 @@ function scratch(): string {
   return dir;
 }
 
-async function checkConfig(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await main(['check-config', ...args], { stdout, stderr, stdin: new PassThrough(), env: {} });
-  return { code, out, err };
-}
+const checkConfig = (...args: string[]): ReturnType<typeof runCli> => runCli(['check-config', ...args]);
 
 function write(dir: string, name: string, text: string, mode: number): string {
   const path = join(dir, name);

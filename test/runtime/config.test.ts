@@ -1,12 +1,11 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli.js';
 import { loadConfig, parseConfigText } from '../../src/config/load.js';
 import { configSchema } from '../../src/config/schema.js';
+import { runCli } from '../fixtures/cli.js';
 
 const valid = `
 gateway: {id: gw1}
@@ -26,15 +25,7 @@ sinks:
 delivery: {backoff: {baseMs: 5000, capMs: 100}}
 `;
 
-function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return main(argv, { stdout, stderr, stdin: new PassThrough(), env: {} }).then((code) => ({ code, out, err }));
-}
+const run = runCli;
 
 function file(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'labgate-config-'));

@@ -9,19 +9,13 @@ import { bindInstruments } from '../../src/drivers.js';
 import { superviseInstruments } from '../../src/gateway/instruments.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
+import { until } from '../fixtures/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 async function freePort(): Promise<number> {
   const probe = createServer();
@@ -61,7 +55,7 @@ describe('an instrument flooding the gateway with bad frames', () => {
         analyzer.on('error', () => {});
       }
       return handle!.supervisor.snapshot().state === 'connected';
-    });
+    }, 10_000, 'the analyzer connected');
     cleanups.push(() => void analyzer!.destroy());
     let received = '';
     analyzer!.on('data', (d: Buffer) => (received += d.toString('latin1')));

@@ -15,6 +15,7 @@ import { PortSupervisor } from '../../src/transport/supervisor.js';
 import { TcpServerEndpoint, type Refusal } from '../../src/transport/tcp-server.js';
 import type { CloseInfo, Transport } from '../../src/transport/transport.js';
 import { ManualClock, settle } from '../fixtures/manual-clock.js';
+import { until } from '../fixtures/until.js';
 
 const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -22,13 +23,6 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function until(check: () => boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** A client socket from `localAddress` (any 127.x.y.z is this machine); `closed()` turns true when the server drops it. */
 async function dial(port: number, localAddress = '127.0.0.1'): Promise<{ socket: Socket; closed: () => boolean }> {

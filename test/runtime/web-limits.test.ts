@@ -4,6 +4,7 @@ import { createConnection, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DriverLog } from '../../src/driver.js';
 import { send, WebServer, type HttpLimits } from '../../src/web/server.js';
+import { until } from '../fixtures/until.js';
 
 const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -11,13 +12,6 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function until(check: () => boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 async function serve(limits: Partial<HttpLimits>, slow?: Promise<void>): Promise<{ server: WebServer; port: number }> {
   const server = new WebServer({
