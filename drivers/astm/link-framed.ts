@@ -3,7 +3,7 @@
 // maxFrameBytes, and a message only up to MAX_MESSAGE_BYTES.
 import { ACK, CR, ENQ, EOT, LF, NAK, STX } from './frame.js';
 import { readFrame, type FrameRead, type PartialFrame } from './frame-reader.js';
-import { nextIn, type Next } from './next-byte.js';
+import { NextByte } from './next-byte.js';
 import { emptyInbox, heldChunks, hold, holdRest, MAX_MESSAGE_BYTES } from './inbox.js';
 import type { Aborted, Committing, FramedState, LinkEffect, LinkEvent, LinkInput, Neutral, Receiving, Retrying, StepResult } from './link.js';
 import { assemble, isComplete, newMessage, withFrame, withRefusal, type AcceptedFrame, type MessageSoFar } from './link-message.js';
@@ -36,11 +36,11 @@ export function framedStep(s: FramedState, input: Input): StepResult {
 function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects: Effects): FramedState {
   let s: FramedState = state;
   let pos = 0;
-  const next = nextIn(data);
+  const next = new NextByte(data);
   while (pos < data.length) {
     if (s.phase === 'committing') return { ...s, inbox: holdRest(data.subarray(pos)) };
     if (s.phase === 'neutral' || s.phase === 'retrying') {
-      const at = skip(pos, next(ENQ, pos), next, effects);
+      const at = skip(pos, next.at(ENQ, pos), next, effects);
       if (at === data.length) break;
       s = establish(s, effects);
       pos = at + 1;
@@ -53,7 +53,7 @@ function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects:
       continue;
     }
     // Bytes between frames (a stray LF after a CR-only trailer, line noise) are not frames: ignored.
-    const at = skip(pos, Math.min(next(STX, pos), next(EOT, pos), next(ENQ, pos)), next, effects);
+    const at = skip(pos, Math.min(next.at(STX, pos), next.at(EOT, pos), next.at(ENQ, pos)), next, effects);
     if (at === data.length) break;
     pos = at + 1;
     if (data[at] === EOT) s = onEot(s, effects);
@@ -68,7 +68,8 @@ function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects:
 }
 
 /** Returns `at`, reporting the bytes from `pos` to it (line ends aside) as noise. */
-function skip(pos: number, at: number, next: Next, effects: Effects): number {
+function skip(pos: number, at: number, next: NextByte, effects: Effects): number {
+  if (at === pos) return at;
   const noise = at - pos - next.count(CR, pos, at) - next.count(LF, pos, at);
   if (noise > 0) effects.push({ kind: 'noise', bytes: noise });
   return at;
