@@ -9,6 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import { encodeFrame } from '../drivers/astm/frame.js';
 import { sig, type BenchLine } from './line.js';
 import { freePort, procMb, startGateway, stopGateway } from './runtime.bench.js';
@@ -53,20 +54,36 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
   }
 }
 
-/** ENQ, STX 1, then text that never ends, written as fast as the socket drains; returns the bytes sent. */
-async function babble(port: number): Promise<number> {
-  const socket = await open(port);
-  socket.write(Buffer.from([0x05]));
-  await once(socket, 'data');
-  socket.write(Buffer.from([0x02, 0x31]));
-  const text = Buffer.alloc(CHUNK, 0x41);
-  let sent = 0;
-  while (sent < BABBLE_BYTES) {
-    sent += CHUNK;
-    if (!socket.write(text)) await once(socket, 'drain');
-  }
-  await new Promise<void>((resolve) => socket.end(resolve));
-  return sent;
+/**
+ * ENQ, STX 1, then text that never ends, written as fast as the socket drains, from a worker thread of its own
+ * so that writing it never delays the other analyzer's measurements. Returns the bytes sent.
+ */
+function babble(port: number): Promise<number> {
+  const worker = new Worker(
+    `const { connect } = require('node:net');
+    const { once } = require('node:events');
+    const { workerData, parentPort } = require('node:worker_threads');
+    (async () => {
+      const socket = connect(workerData.port, '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write(Buffer.from([0x05]));
+      await once(socket, 'data');
+      socket.write(Buffer.from([0x02, 0x31]));
+      const text = Buffer.alloc(workerData.chunk, 0x41);
+      let sent = 0;
+      while (sent < workerData.bytes) {
+        sent += text.length;
+        if (!socket.write(text)) await once(socket, 'drain');
+      }
+      await new Promise((resolve) => socket.end(resolve));
+      parentPort.postMessage(sent);
+    })();`,
+    { eval: true, workerData: { port, chunk: CHUNK, bytes: BABBLE_BYTES } },
+  );
+  return new Promise((resolve, reject) => {
+    worker.once('message', (sent: number) => void worker.terminate().then(() => resolve(sent)));
+    worker.once('error', reject);
+  });
 }
 
 /** An analyzer sending one-frame messages and timing the gateway's replies. */
