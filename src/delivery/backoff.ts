@@ -1,5 +1,6 @@
 // Retry timing as data and pure functions: exponential backoff with full jitter, bounded by a cap
 // (AWS Architecture Blog, "Exponential Backoff And Jitter": full jitter spreads a thundering herd best).
+import type { Outcome } from '../sinks/sink.js';
 
 /** Backoff bounds in milliseconds. */
 export interface BackoffPolicy {
@@ -18,4 +19,27 @@ export function nextDelay(attempts: number, policy: BackoffPolicy, random: () =>
 export function retryAt(now: number, attempts: number, policy: BackoffPolicy, random: () => number, notBefore?: number): number {
   const at = now + nextDelay(attempts, policy, random);
   return notBefore !== undefined && notBefore > at ? notBefore : at;
+}
+
+/**
+ * When each row of a batch may be tried again; null keeps the row's due time and attempts. A row waits its own
+ * backoff (and the sink's Retry-After), grown by its attempts only for a failure of its own: a sink-wide failure says
+ * nothing about the row, so it waits the first step (the breaker, not the row's bad luck, answers for the sink's
+ * health). While the sink is `paused`, a row the sink failed keeps its place: the outage is the sink's, and the probe
+ * decides when rows go again.
+ */
+export function retryTimes(
+  rows: readonly { attempts: number }[],
+  outcomes: readonly Outcome[],
+  paused: boolean,
+  now: number,
+  policy: BackoffPolicy,
+  random: () => number,
+): (number | null)[] {
+  return outcomes.map((o, i) => {
+    if (o.kind !== 'retry') return null;
+    const sinkWide = o.scope !== undefined && o.scope !== 'record';
+    if (paused && sinkWide) return null;
+    return retryAt(now, sinkWide ? 0 : rows[i]!.attempts, policy, random, o.notBefore);
+  });
 }

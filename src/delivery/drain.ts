@@ -5,7 +5,7 @@
 import type { Clock } from '../driver.js';
 import type { OutboxRow, Outcome, Sink } from '../sinks/sink.js';
 import type { Outbox } from '../store/outbox.js';
-import { retryAt, type BackoffPolicy } from './backoff.js';
+import { retryTimes, type BackoffPolicy } from './backoff.js';
 import { admit, closedCircuit, judgeBatch, stepCircuit, type CircuitPolicy, type CircuitState } from './circuit.js';
 import { DeliveryRate } from './rate.js';
 
@@ -202,7 +202,7 @@ export class Drain {
     }
     const now = this.options.clock.now();
     this.judge(outcomes, now, probe);
-    const retryAt = this.retryTimes(rows, outcomes, now);
+    const retryAt = retryTimes(rows, outcomes, this.circuit.kind !== 'closed', now, this.options.policy.backoff, this.options.random);
     // The sink is free again: hand it the next batch before spending time on this one's bookkeeping. A sink writes
     // to its socket a tick later (pg's pool does), so let that happen, and any other batch's answer waiting in the
     // event loop be taken, before the synchronous recording holds the thread for a few milliseconds.
@@ -235,21 +235,6 @@ export class Drain {
       this.log.error({ err, sink: this.options.sink.name }, 'sink failed instead of returning outcomes');
       return rows.map(() => ({ kind: 'retry', reason: `sink error: ${(err as Error).message}`, scope: 'unreachable' }));
     }
-  }
-
-  // A row waits its own backoff (and the sink's Retry-After). The delay grows with the row's attempts only for a
-  // failure of its own: a sink-wide failure says nothing about the row, so it waits the first step (the breaker, not
-  // the row's bad luck, answers for the sink's health). While the sink is paused, a row the sink failed keeps its due
-  // time and its attempts (null): the outage is the sink's, and the probe decides when rows go again.
-  private retryTimes(rows: readonly OutboxRow[], outcomes: readonly Outcome[], now: number): (number | null)[] {
-    const { policy, random } = this.options;
-    const paused = this.circuit.kind !== 'closed';
-    return outcomes.map((o, i) => {
-      if (o.kind !== 'retry') return null;
-      const sinkWide = o.scope !== undefined && o.scope !== 'record';
-      if (paused && sinkWide) return null;
-      return retryAt(now, sinkWide ? 0 : rows[i]!.attempts, policy.backoff, random, o.notBefore);
-    });
   }
 
   private observe(outcomes: readonly Outcome[], now: number): void {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextDelay, retryAt } from '../../src/delivery/backoff.js';
+import { nextDelay, retryAt, retryTimes } from '../../src/delivery/backoff.js';
+import type { Outcome } from '../../src/sinks/sink.js';
 
 const policy = { baseMs: 1_000, capMs: 300_000 };
 
@@ -23,5 +24,18 @@ describe('backoff', () => {
     expect(retryAt(10_000, 0, policy, () => 0.5, 60_000)).toBe(60_000);
     expect(retryAt(10_000, 0, policy, () => 0.5, 10_100)).toBe(10_500);
     expect(retryAt(10_000, 0, policy, () => 0.5)).toBe(10_500);
+  });
+
+  it("grows a row's delay with its attempts only for its own failures; a paused sink's failures keep their place", () => {
+    const rows = [{ attempts: 3 }, { attempts: 3 }, { attempts: 3 }, { attempts: 3 }, { attempts: 3 }];
+    const outcomes: Outcome[] = [
+      { kind: 'delivered' },
+      { kind: 'retry', reason: '409 in processing' },
+      { kind: 'retry', reason: 'lost', scope: 'sink' },
+      { kind: 'retry', reason: '503', scope: 'sink', notBefore: 12_000 },
+      { kind: 'retry', reason: 'refused', scope: 'unreachable' },
+    ];
+    expect(retryTimes(rows, outcomes, false, 10_000, policy, () => 0.5)).toEqual([null, 14_000, 10_500, 12_000, 10_500]);
+    expect(retryTimes(rows, outcomes, true, 10_000, policy, () => 0.5)).toEqual([null, 14_000, null, null, null]);
   });
 });
