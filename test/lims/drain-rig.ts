@@ -10,16 +10,13 @@ import type { LimsSinkOptions } from '../../src/sinks/lims.js';
 import type { OutboxRow, Outcome, Sink } from '../../src/sinks/sink.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { ManualClock, settle } from '../fixtures/manual-clock.js';
+import { until as poll } from '../fixtures/until.js';
 import { message, result } from '../store/store-fixtures.js';
 import { rig, type Rig } from './harness.js';
 
-/** Waits (in real time, for real I/O) until `ready()` holds. */
+/** Waits (in real time, for real I/O) until `ready()` holds, then lets the drain's follow-up work settle. */
 export async function until(ready: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ready()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await poll(ready, ms, what);
   await settle();
 }
 
