@@ -11,6 +11,7 @@ import { decodeLineCapture } from '../drivers/line/decode.js';
 import { lineOptionsSchema } from '../drivers/line/options.js';
 import { createLineRunner } from '../drivers/line/runner.js';
 import type { InstrumentProfile } from './config/mapping.js';
+import { detectionScope } from './detect/setting.js';
 import type { DriverContext, DriverRunner } from './driver.js';
 import type { DecodedMessage, Protocol } from './message.js';
 
@@ -67,14 +68,25 @@ export interface BoundInstrument {
   driver: Driver;
 }
 
-/** Binds every configured instrument's driver; problems carry the config path (`instruments[2].options.x`). */
+/**
+ * Binds every configured instrument's driver; problems carry the config path (`instruments[2].options.x`). An
+ * instrument whose serial settings are still being detected has no driver to bind.
+ */
 export function bindInstruments(config: {
   gateway: { id: string };
-  instruments: readonly { id: string; driver: Protocol; timezone: string; mapping: InstrumentProfile['mapping']; options: unknown }[];
+  instruments: readonly {
+    id: string;
+    driver: Protocol | 'auto';
+    timezone: string;
+    mapping: InstrumentProfile['mapping'];
+    options: unknown;
+    transport?: Parameters<typeof detectionScope>[0];
+  }[];
 }): { kind: 'ok'; instruments: Map<string, BoundInstrument> } | { kind: 'invalid'; problems: { path: string; message: string }[] } {
   const instruments = new Map<string, BoundInstrument>();
   const problems: { path: string; message: string }[] = [];
   config.instruments.forEach((instrument, i) => {
+    if (instrument.driver === 'auto' || (instrument.transport && detectionScope(instrument.transport))) return;
     const bound = bindDriver(instrument.driver, instrument.options);
     if (bound.kind === 'invalid') {
       for (const p of bound.problems) problems.push({ path: `instruments[${i}].options${p.path}`, message: p.message });

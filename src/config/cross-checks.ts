@@ -36,7 +36,12 @@ function instrumentChecks(input: Raw): ConfigProblem[] {
       else ids.set(id, i);
     }
     const transport = instrument['transport'];
-    const path = isRecord(transport) && transport['kind'] === 'serial' ? str(transport['path']) : undefined;
+    const serial = isRecord(transport) && transport['kind'] === 'serial';
+    const detecting = serial && ['baudRate', 'dataBits', 'parity'].some((k) => transport[k] === 'auto');
+    if (instrument['driver'] === 'auto' && !detecting) {
+      problems.push({ path: `instruments[${i}].driver`, message: 'auto needs a serial transport with baudRate, dataBits or parity auto (detection names the driver)' });
+    }
+    const path = serial ? str(transport['path']) : undefined;
     if (path) {
       const first = paths.get(path);
       if (first !== undefined) problems.push({ path: `instruments[${i}].transport.path`, message: `serial port '${path}' is also used by instruments[${first}]` });

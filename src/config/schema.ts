@@ -21,12 +21,13 @@ const serialTransport = z.strictObject({
   kind: z.literal('serial'),
   /** A stable path such as /dev/serial/by-id/usb-FTDI_...-if00-port0. */
   path: filePath,
+  /** `auto` (here, in dataBits or in parity): listen without answering and show the settings found on the page. */
   baudRate: z
-    .number()
-    .refine((v) => (baudRates as readonly number[]).includes(v), { message: `expected one of ${baudRates.join(', ')}` })
+    .union([z.literal('auto'), z.number()])
+    .refine((v) => v === 'auto' || (baudRates as readonly number[]).includes(v), { message: `expected one of ${baudRates.join(', ')} or auto` })
     .default(9600),
-  dataBits: z.union([z.literal(7), z.literal(8)]).default(8),
-  parity: z.enum(['none', 'even', 'odd']).default('none'),
+  dataBits: z.union([z.literal(7), z.literal(8), z.literal('auto')]).default(8),
+  parity: z.enum(['none', 'even', 'odd', 'auto']).default('none'),
   stopBits: z.union([z.literal(1), z.literal(2)]).default(1),
   rtscts: z.boolean().default(false),
 });
@@ -56,7 +57,8 @@ export const transportSchema = z.discriminatedUnion('kind', [serialTransport, tc
 /** One analyzer. Driver options are validated by the driver's own schema when the config is loaded. */
 export const instrumentSchema = z.strictObject({
   id,
-  driver: z.enum(['astm', 'hl7', 'line']),
+  /** `auto` only while the serial settings are detected: the page then names the protocol found. */
+  driver: z.enum(['astm', 'hl7', 'line', 'auto']),
   enabled: z.boolean().default(true),
   timezone: z.string().refine(isValidZone, { message: 'expected an IANA time zone (Europe/Vienna) or a fixed offset (+01:00)' }),
   transport: transportSchema,
@@ -198,6 +200,7 @@ export const configSchema = z.strictObject({
 
 export type Config = z.infer<typeof configSchema>;
 export type InstrumentConfig = z.infer<typeof instrumentSchema>;
+export type SerialTransportConfig = z.infer<typeof serialTransport>;
 export type PostgresSinkConfig = z.infer<typeof postgresSink>;
 export type LimsSinkConfig = z.infer<typeof limsSink>;
 export type FhirSinkConfig = z.infer<typeof fhirSink>;

@@ -1,21 +1,31 @@
 // One supervised port per instrument: the supervisor (re)opens the transport, and each fresh transport gets a
 // new driver runner. Instruments share nothing but the IngestPort, so one analyzer's trouble stays its own
 // (ARCHITECTURE.md invariant 7).
-import type { Config } from '../config/schema.js';
+import type { Config, InstrumentConfig } from '../config/schema.js';
+import { DetectingPort } from '../detect/detecting-port.js';
+import type { DetectorOptions } from '../detect/detector.js';
+import { detectionScope, type DetectionScope } from '../detect/setting.js';
 import type { Clock, DriverEvent, IngestPort } from '../driver.js';
 import type { BoundInstrument } from '../drivers.js';
 import { JunkSampler } from '../junk-sampler.js';
 import { LogSummary } from '../log-summary.js';
 import { instrumentLogger, type Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { endpointFor, type SerialPortFactory, type TransportEndpoint } from '../transport/endpoint.js';
+import { endpointFor, openListening, type SerialPortFactory, type TransportEndpoint } from '../transport/endpoint.js';
 import { PortSupervisor, type PortStatus } from '../transport/supervisor.js';
 
-/** A running instrument: its supervisor, the endpoint it opens, and its log (flushed at stop). */
+/** What the gateway starts, stops and reads of an instrument's port: a driver's supervisor, or detection. */
+export interface InstrumentPort {
+  start(): void;
+  stop(): Promise<void>;
+  snapshot(): PortStatus;
+}
+
+/** A running instrument: its port, the endpoint it opens (none while detecting), and its log (flushed at stop). */
 export interface InstrumentHandle {
   id: string;
-  supervisor: PortSupervisor;
-  endpoint: TransportEndpoint;
+  supervisor: InstrumentPort;
+  endpoint: Pick<TransportEndpoint, 'close'>;
   log: LogSummary;
 }
 
@@ -30,6 +40,8 @@ export interface InstrumentDeps {
   createSerialPort?: SerialPortFactory;
   /** Extra listener for driver events (tests, the demo's progress). */
   onEvent?: (instrument: string, event: DriverEvent) => void;
+  /** Detection's timing (tests shorten it). */
+  detectTiming?: Partial<Pick<DetectorOptions, 'gapMs' | 'silenceMs' | 'maxBurstBytes'>>;
 }
 
 /** Creates (not starts) a supervisor for every enabled instrument. */
@@ -37,6 +49,8 @@ export function superviseInstruments(config: Config, deps: InstrumentDeps): Inst
   return config.instruments
     .filter((instrument) => instrument.enabled)
     .map((instrument) => {
+      const scope = detectionScope(instrument.transport);
+      if (scope !== null && instrument.transport.kind === 'serial') return detecting(instrument, instrument.transport.path, scope, deps);
       const bound = deps.bound.get(instrument.id);
       if (!bound) throw new Error(`instrument ${instrument.id} has no bound driver`);
       const endpoint = endpointFor(instrument.transport, { createSerialPort: deps.createSerialPort });
@@ -78,4 +92,22 @@ export function superviseInstruments(config: Config, deps: InstrumentDeps): Inst
       });
       return { id: instrument.id, supervisor, endpoint, log };
     });
+}
+
+// An instrument whose serial settings are `auto`: listened to, never answered, until the configuration names them.
+function detecting(instrument: InstrumentConfig, path: string, scope: DetectionScope, deps: InstrumentDeps): InstrumentHandle {
+  const log = new LogSummary(instrumentLogger(deps.log, instrument.id), deps.clock);
+  const port = new DetectingPort({
+    instrument: instrument.id,
+    path,
+    driver: instrument.driver,
+    scope,
+    open: (setting, signal) => openListening(path, setting, deps.createSerialPort, signal),
+    clock: deps.clock,
+    log,
+    random: deps.random,
+    ...(deps.detectTiming ? { timing: deps.detectTiming } : {}),
+    onStatus: (status) => deps.metrics.portStatus(status),
+  });
+  return { id: instrument.id, supervisor: port, endpoint: { close: async () => {} }, log };
 }

@@ -39,6 +39,8 @@ export class SerialEndpoint implements TransportEndpoint {
   /** Rejects with the binding's error ("No such file or directory, cannot open ...") when the device is missing. */
   open(signal?: AbortSignal): Promise<Transport> {
     const { path, baudRate, dataBits, parity, stopBits, rtscts } = this.config;
+    // A transport with settings left to detection is opened by detection (detect/), never as a driver's port.
+    if (baudRate === 'auto' || dataBits === 'auto' || parity === 'auto') return Promise.reject(new Error(`${path}: serial settings not configured (auto)`));
     const port = this.createPort({ path, baudRate, dataBits, parity, stopBits, rtscts, autoOpen: false });
     return new Promise((resolve, reject) => {
       port.open((err) => {
@@ -53,6 +55,17 @@ export class SerialEndpoint implements TransportEndpoint {
   }
 
   async close(): Promise<void> {}
+}
+
+/** Opens a serial port at one setting for listening only: what is returned has no way to write. */
+export async function openListening(
+  path: string,
+  setting: { baudRate: number; dataBits: 7 | 8; parity: 'none' | 'even' | 'odd' },
+  createPort: SerialPortFactory = realSerialPort,
+  signal?: AbortSignal,
+): Promise<Pick<Transport, 'onData' | 'onClose' | 'close'>> {
+  const transport = await new SerialEndpoint({ kind: 'serial', path, ...setting, stopBits: 1, rtscts: false }, createPort).open(signal);
+  return { onData: (l) => transport.onData(l), onClose: (l) => transport.onClose(l), close: () => transport.close() };
 }
 
 export interface EndpointDeps {

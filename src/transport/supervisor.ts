@@ -2,6 +2,7 @@
 // failing is reopened with bounded backoff; each fresh transport is handed to `attach` (which starts the
 // driver runner on it). Every instrument has its own supervisor and nothing here is shared between them, so
 // one instrument's trouble stays its own (ARCHITECTURE.md invariant 7).
+import type { Finding } from '../detect/finding.js';
 import type { Clock, DriverEvent, DriverLog } from '../driver.js';
 import type { CloseInfo, Transport } from './transport.js';
 
@@ -32,6 +33,8 @@ export interface PortStatus {
   lastMessageAt?: number;
   /** Since start, from the driver's events (see recordEvent). */
   counters: { messages: number; inserted: number; rejected: number; naks: number; checksumErrors: number; discarded: number };
+  /** Present while the instrument's serial settings are being detected (`baudRate: auto`). */
+  detection?: Finding;
 }
 
 /** Bounded exponential backoff for reopening a port. */

@@ -59,6 +59,8 @@ export function evaluateHealth(snapshot: HealthSnapshot, thresholds: AlertThresh
   if (!snapshot.store.writable) failing.push(`store not writable${snapshot.store.reason ? `: ${snapshot.store.reason}` : ''}`);
   if (snapshot.disk && !snapshot.disk.accepting) failing.push(`disk: ${snapshot.disk.reason ?? 'below the free-space floor'}; not accepting results`);
   for (const i of snapshot.instruments) {
+    // Detection answers nothing, so the analyzer keeps its results until a person copies the settings found.
+    if (i.detection) degraded.push(`instrument ${i.instrument}: detecting its serial settings, not configured yet (${i.detection.summary})`);
     if (i.state === 'connected' || i.state === 'stopped') continue;
     degraded.push(`instrument ${i.instrument}: ${i.state}${i.reason ? ` (${i.reason})` : ''}`);
   }

@@ -48,7 +48,7 @@ describe('configuration validation', () => {
     expect(result.kind).toBe('invalid');
     if (result.kind !== 'invalid') return;
     const lines = result.problems.map((p) => `${p.path}: ${p.message}`);
-    expect(lines).toContain('instruments[1].transport.baudRate: expected one of 1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, got 96000');
+    expect(lines).toContain('instruments[1].transport.baudRate: expected one of 1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200 or auto, got 96000');
   });
 
   it('reports schema and cross-field problems together, all at once', () => {
@@ -69,7 +69,7 @@ describe('configuration validation', () => {
     ]);
     expect(byPath.get('instruments[1].id')).toBe("duplicate id 'chem1' (also instruments[0])");
     expect(byPath.get('instruments[2].transport')).toBe("unknown key 'baudrate'");
-    expect(byPath.get('instruments[2].driver')).toMatch(/expected one of "astm"\|"hl7"\|"line", got "hl7x"/);
+    expect(byPath.get('instruments[2].driver')).toMatch(/expected one of "astm"\|"hl7"\|"line"\|"auto", got "hl7x"/);
     expect(byPath.get('sinks.postgres.url')).toMatch(/must not contain a password/);
     expect(result.problems.map((p) => p.message).join('\n')).not.toContain('hunter2');
   });
@@ -96,6 +96,29 @@ instruments:
     ]);
   });
 
+  it('takes auto for the serial settings and the driver of an instrument being detected, and auto nowhere else', () => {
+    const detecting = parseConfigText(`
+gateway: {id: gw1}
+instruments:
+  - {id: new1, driver: auto, timezone: UTC, transport: {kind: serial, path: /dev/labgate/port3, baudRate: auto, dataBits: auto, parity: auto}}
+  - {id: new2, driver: astm, timezone: UTC, transport: {kind: serial, path: /dev/labgate/port4, baudRate: auto}}
+`);
+    expect(detecting.kind === 'ok' ? detecting.config.instruments.map((i) => i.transport) : detecting.problems).toEqual([
+      expect.objectContaining({ baudRate: 'auto', dataBits: 'auto', parity: 'auto' }),
+      expect.objectContaining({ baudRate: 'auto', dataBits: 8, parity: 'none' }),
+    ]);
+    const wrong = parseConfigText(`
+gateway: {id: gw1}
+instruments:
+  - {id: a, driver: auto, timezone: UTC, transport: {kind: serial, path: /dev/labgate/port3}}
+  - {id: b, driver: auto, timezone: UTC, transport: {kind: tcp-server, port: 5000}}
+  - {id: c, driver: astm, timezone: UTC, transport: {kind: serial, path: /dev/labgate/port4, dataBits: 9, parity: mark}}
+`);
+    expect(wrong.kind === 'invalid' ? wrong.problems.map((p) => p.path) : []).toEqual([
+      'instruments[0].driver', 'instruments[1].driver', 'instruments[2].transport.dataBits', 'instruments[2].transport.parity',
+    ]);
+  });
+
   it('loadConfig throws CONFIG_INVALID listing every problem', () => {
     expect(() => loadConfig(file(broken))).toThrow(/instruments\[1\]\.transport\.baudRate: expected one of .*, got 96000/);
   });
@@ -112,7 +135,7 @@ describe('labgate check-config', () => {
     const r = await run(['check-config', '--config', file(broken)]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/9 problems/);
-    expect(r.err).toContain('  instruments[1].transport.baudRate: expected one of 1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, got 96000');
+    expect(r.err).toContain('  instruments[1].transport.baudRate: expected one of 1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200 or auto, got 96000');
   });
 
   it('checks driver options too, as decode and run do, in the same run as every other problem', async () => {

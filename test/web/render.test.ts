@@ -91,3 +91,31 @@ describe('the rejected messages section', () => {
     expect(some).toMatch(/older ones are pruned\. 4312 older ones were pruned since the gateway started\./);
   });
 });
+
+describe('an instrument being detected', () => {
+  const detection = {
+    state: 'found' as const,
+    summary: 'ASTM at 9600 8N1: ENQ every 10 s',
+    yaml: ['driver: astm', 'transport:', '  kind: serial', '  path: "/dev/labgate/port3"', '  baudRate: 9600', '  dataBits: 8', '  parity: none'],
+    note: null,
+    trials: [{ setting: '9600 8N1', outcome: 'recognized' as const, why: 'makes sense', at: 0 }],
+  };
+
+  it('shows what was found and the exact lines to copy, amber until it is configured', () => {
+    const view = instrument('new1', { detection });
+    expect(instrumentLamp(view)).toBe('amber');
+    const page = instrumentsSection({ gatewayId: 'g', now: 0, instruments: [view], sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] }).value;
+    expect(page).toContain('data-detecting="found"');
+    expect(page).toContain('<strong>ASTM at 9600 8N1: ENQ every 10 s</strong>');
+    expect(page).toContain('<pre class="yaml" data-yaml>driver: astm\ntransport:\n  kind: serial\n  path: &quot;/dev/labgate/port3&quot;\n  baudRate: 9600\n  dataBits: 8\n  parity: none</pre>');
+    expect(page).toContain('nothing is answered');
+  });
+
+  it('shows no lines while it is still searching, and red when the device is missing', () => {
+    const searching = { ...detection, state: 'searching' as const, summary: 'Listening at 19200 8N1 (setting 2 of 16); nothing recognized yet', yaml: [] };
+    const page = instrumentsSection({ gatewayId: 'g', now: 0, instruments: [instrument('new1', { detection: searching, state: 'waiting-for-device', reason: 'device not available' })], sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] }).value;
+    expect(page).not.toContain('data-yaml');
+    expect(page).toContain('card-red');
+    expect(page).toContain('device not available');
+  });
+});

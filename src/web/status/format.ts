@@ -42,7 +42,8 @@ export function drainTime(etaSeconds: number | null): string {
 /** An instrument's verdict: red when it is not talking, amber when it talks but results were rejected today. */
 export function instrumentLamp(i: InstrumentView): Lamp {
   if (i.state === 'error' || i.state === 'waiting-for-device') return 'red';
-  if (i.state === 'stopped' || i.rejected > 0) return 'amber';
+  // Detecting: the port listens and answers nothing until a person copies the settings found.
+  if (i.state === 'stopped' || i.rejected > 0 || i.detection) return 'amber';
   return 'green';
 }
 

@@ -27,6 +27,7 @@ export function instrumentView(p: PortStatus, today: TodayFigures): InstrumentVi
     checksumErrors: today.checksumErrors,
     rejected: today.rejected,
     refusedConnections: p.refusedConnections ?? 0,
+    ...(p.detection ? { detection: { state: p.detection.state, summary: p.detection.summary, yaml: p.detection.yaml, note: p.detection.note, trials: p.detection.trials } } : {}),
   };
 }
 

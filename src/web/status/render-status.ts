@@ -1,6 +1,7 @@
 // The read-only sections: instruments, sinks, recent results. Every value goes through `html`, so it is escaped.
 import { html, type SafeHtml } from './html.js';
 import { drainTime, instrumentLamp, isoTime, relativeTime, sinkLamp, stateLabel, type Lamp } from './format.js';
+import { detectionCard } from './render-detection.js';
 import type { InstrumentView, ResultView, SinkView, StatusSnapshot } from './source.js';
 
 /** A relative time the client script keeps current between updates. */
@@ -19,6 +20,7 @@ function fact(label: string, value: SafeHtml | string | number, wide = false): S
 }
 
 function instrumentCard(i: InstrumentView, now: number): SafeHtml {
+  if (i.detection) return detectionCard(i, i.detection, html`${fact('Port', html`<code>${i.port}</code>`, true)}${fact('Since', ago(i.since, now))}${fact('Last byte', ago(i.lastByteAt, now))}`);
   const verdict = instrumentLamp(i);
   return html`<article class="card card-${verdict}" id="instrument-${i.id}" data-instrument="${i.id}">
 <h3>${i.id} ${lamp(verdict, stateLabel(i.state))}</h3>

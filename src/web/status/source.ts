@@ -28,6 +28,20 @@ export interface InstrumentView {
   rejected: number;
   /** Connections a listening port refused since the gateway started (allow-list, a session already talking). */
   refusedConnections: number;
+  /** Present while its serial settings are detected (`auto` in the configuration). */
+  detection?: DetectionView;
+}
+
+/** What detection found on an instrument's port, and the configuration lines that make it permanent. */
+export interface DetectionView {
+  state: 'searching' | 'found';
+  /** `ASTM at 9600 8N1: ENQ every 10 s`, or where the search stands. */
+  summary: string;
+  /** Lines replacing the entry's `driver` and `transport` (empty while searching). */
+  yaml: string[];
+  note: string | null;
+  /** Each setting tried, with what it showed. */
+  trials: { setting: string; outcome: 'noise' | 'silence' | 'recognized'; why: string; at: number }[];
 }
 
 /** A sink's circuit in the technician's words: delivering, paused (until nextProbeAt), or probing right now. */

@@ -41,6 +41,9 @@ tr.differs td { background: #fff4d6; font-weight: 600; }
 .btn-primary { background: #1f6feb; color: #fff; } .btn-secondary { background: #fff; color: #1f6feb; }
 .flash { margin: 8px 12px; padding: 10px; border-radius: 6px; background: #ddf4ff; border: 1px solid #54aeff; }
 .flash-error { background: #ffebe9; border-color: var(--red); }
+.card-wide { grid-column: 1 / -1; } .finding { margin: 4px 0; font-size: 1.05rem; }
+pre.yaml { background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 8px; margin: 6px 0; overflow-x: auto; font-size: .9rem; user-select: all; -webkit-user-select: all; }
+details { margin: 6px 0; } summary { cursor: pointer; min-height: 32px; }
 .empty, .never, .note { color: var(--muted); } ul.reasons { margin: 0; padding-left: 18px; }
 .login { max-width: 420px; margin: 24px auto; } .login input { width: 100%; min-height: 44px; font: inherit; margin: 6px 0 12px; padding: 8px; }
 @media (max-width: 600px) { body { font-size: 15px; } main { padding: 6px; } .cards { grid-template-columns: 1fr; } th, td { padding: 5px 6px; } }
