@@ -13,6 +13,7 @@ import { component, components, fieldText, repeats } from './records.js';
 import type { ResultTime } from './result-time.js';
 import { recordFor, resultTime } from './result-time.js';
 import { readAstmStatus } from './status.js';
+import { codeFromComponents, type CodeOptions } from './test-code.js';
 
 /** Normalizes every result of the parsed messages of one capture. */
 export function normalizeMessages(messages: readonly ParsedMessage[], profile: InstrumentProfile, options: AstmOptions): DecodedMessage {
@@ -25,7 +26,9 @@ export function normalizeMessages(messages: readonly ParsedMessage[], profile: I
     }
     if (!m.header) out.rejections.push({ reason: 'records before any H header record were not read' });
     if (m.strayLines > 0) out.rejections.push({ reason: `${m.strayLines} line(s) not read: not a record (a type letter and the field delimiter)` });
-    if (m.queries > 0) out.rejections.push({ reason: `${m.queries} host query (Q) record(s) not answered: labgate only receives results` });
+    if (m.queries.length > 0 && !options.orders.query) {
+      out.rejections.push({ reason: `${m.queries.length} host query (Q) record(s) not answered: query mode is off for this instrument (options.orders.query)` });
+    }
     // An analyzer allowed to end its messages at EOT (deviations.completeAtEot) sends no L record.
     if (m.header && !m.terminated && !options.deviations.completeAtEot) out.rejections.push({ reason: 'message has no L terminator record (incomplete)' });
     for (const entry of m.results) {
@@ -38,16 +41,9 @@ export function normalizeMessages(messages: readonly ParsedMessage[], profile: I
   return out;
 }
 
-/**
- * The analyzer's code from the configured R.3 components, each trimmed: joined by `codeJoin` with trailing empties
- * dropped, or the first non-empty one (`codePick`).
- */
-export function analyzerCode(entry: ResultEntry, options: Pick<AstmOptions, 'codeComponents' | 'codePick' | 'codeJoin'>): string {
-  const all = components(entry.result, 3);
-  const picked = options.codeComponents.map((c) => (all[c - 1] ?? '').trim());
-  if (options.codePick === 'first-non-empty') return picked.find((c) => c !== '') ?? '';
-  while (picked.length > 0 && picked[picked.length - 1] === '') picked.pop();
-  return picked.join(options.codeJoin);
+/** The analyzer's code from the configured R.3 components (test-code.ts). */
+export function analyzerCode(entry: ResultEntry, options: CodeOptions): string {
+  return codeFromComponents(components(entry.result, 3), options);
 }
 
 /** One R record → a keyed result, a rejection, or null when its code is configured to be ignored. */

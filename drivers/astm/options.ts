@@ -26,6 +26,42 @@ export const qcRuleSchema = z.strictObject({
 /** Trailer after C1 C2: LIS01-A2 8.3.1 says CR LF; some analyzers send one of them only. */
 export const trailers = ['CRLF', 'LF', 'CR'] as const;
 
+/**
+ * Two-way ASTM: answering the analyzer's host queries (LIS2-A2 Q records) and downloading the pending worklist, both
+ * from the LIMS's orders. Off by default: a receive-only gateway rejects Q records with their reason.
+ */
+export const ordersOptionsSchema = z.strictObject({
+  /** Answer host queries with the LIMS's orders. */
+  query: z.boolean().default(false),
+  /** Poll the LIMS's pending worklist for this instrument and send each new specimen's orders once. */
+  download: z.boolean().default(false),
+  /** The analyzer's deadline for an answer, counted from the end of its query (its host query timeout setting). */
+  queryTimeoutMs: z.number().int().min(1_000).max(300_000).default(10_000),
+  /** How often download mode asks the LIMS for the pending worklist. */
+  pollIntervalMs: z.number().int().min(1_000).max(3_600_000).default(30_000),
+  /** The Q.3 component that holds the specimen id (LIS2-A2 11.1.3: patient ID ^ specimen ID, so 2). */
+  specimenComponent: z.number().int().min(1).max(32).default(2),
+  /** O.12 of a sent order: `N` new requests with a new specimen, `A` add to an existing specimen (LIS2-A2 O.12). */
+  actionCode: z.enum(['N', 'A']).default('N'),
+  /** L.3 of an answer that carries orders: `N` normal, `F` last request for information processed (LIS2-A2 L.3). */
+  terminationCode: z.enum(['N', 'F']).default('N'),
+  /**
+   * What a query with no orders to send is answered with: `terminator` (H and `L|1|I`, LIS2-A2 L.3 "no information
+   * available from last query"), `order` (an O record per specimen with `actionCode` and report type `Y`), or `none`.
+   */
+  noInformation: z
+    .strictObject({ answer: z.enum(['terminator', 'order', 'none']).default('terminator'), actionCode: z.string().regex(/^[A-Z]$/, 'expected one upper-case letter').default('C') })
+    .default({ answer: 'terminator', actionCode: 'C' }),
+  /** Put the LIMS's patient (id, name, birth date, sex) into the P record; otherwise P carries nothing but its number. */
+  patient: z.boolean().default(false),
+});
+
+/** Validated two-way options. */
+export type OrdersOptions = z.infer<typeof ordersOptionsSchema>;
+
+/** The defaults: two-way off. */
+export const ordersDefaults: OrdersOptions = ordersOptionsSchema.parse({});
+
 /** The ASTM options of one instrument, validated once when the configuration is loaded. */
 export const astmOptionsSchema = z.strictObject({
   /** `link`: LIS01-A2 ENQ/frames/EOT. `none`: bare records H..L with no link layer (some analyzers). */
@@ -50,6 +86,7 @@ export const astmOptionsSchema = z.strictObject({
   qcRules: z.array(qcRuleSchema).default([]),
   /** Status when R.9 is empty (Sysmex XP-100 leaves it empty); `reject` rejects such results. */
   emptyStatus: z.enum(['final', 'preliminary', 'reject']).default('final'),
+  orders: ordersOptionsSchema.default(ordersDefaults),
   deviations: z
     .strictObject({
       /**

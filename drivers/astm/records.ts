@@ -25,8 +25,8 @@ export interface ResultEntry {
 export interface ParsedMessage {
   header: AstmRecord | null;
   results: ResultEntry[];
-  /** Q records: host queries, which a receive-only gateway does not answer. */
-  queries: number;
+  /** Q records: host queries (answered in two-way mode, query.ts; rejected by a receive-only gateway). */
+  queries: AstmRecord[];
   terminated: boolean;
   /** Why the whole message cannot be read (its header's delimiter definition); it then has no results. */
   invalid?: string;
@@ -68,7 +68,7 @@ export function parseRecords(text: string): ParsedMessage[] {
     const r = record(rec, delimiters);
     if (type === 'P') [patient, order, last] = [r, null, null];
     else if (type === 'O') [order, last] = [r, null];
-    else if (type === 'Q') current.queries++;
+    else if (type === 'Q') current.queries.push(r);
     else if (type === 'C' && last) last.comments.push(r);
     else if (type === 'R' && current.header) {
       last = { header: current.header, patient, order, result: r, comments: [] };
@@ -79,7 +79,7 @@ export function parseRecords(text: string): ParsedMessage[] {
 }
 
 function newMessage(header: AstmRecord | null): ParsedMessage {
-  return { header, results: [], queries: 0, terminated: false, strayLines: 0 };
+  return { header, results: [], queries: [], terminated: false, strayLines: 0 };
 }
 
 // LIS2-A2 6.3: a record starts with its type, one upper-case letter, then the field delimiter (or nothing more).

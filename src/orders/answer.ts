@@ -1,0 +1,89 @@
+// From the LIMS's orders to what one instrument is answered: the reverse mapping (LOINC → the analyzer's code, from
+// the instrument's own mapping), the tests the analyzer asked about, and the specimens the query named. Pure.
+import type { AnalyteMapping } from '../config/mapping.js';
+import type { InstrumentOrder, InstrumentSpecimen, NoInformationReason, OrderQuery, SpecimenOrders, SpecimenSelector } from './order.js';
+
+/** What the LIMS said for one lookup (an accession, or the pending worklist), or why it said nothing usable. */
+export type Lookup =
+  | { kind: 'specimens'; specimens: SpecimenOrders[] }
+  | { kind: 'failed'; reason: Extract<NoInformationReason, 'lims-timeout' | 'lims-unavailable' | 'lims-error'> };
+
+/** An analyzer's answer: the specimens it can run with their orders, or "no information" and why. */
+export type OrderAnswer =
+  | { kind: 'orders'; specimens: InstrumentSpecimen[]; without: string[] }
+  | { kind: 'no-information'; reason: NoInformationReason; without: string[] };
+
+/**
+ * The analyzer's code for a LOINC: the first mapping entry that names it, so the configuration's order decides when
+ * several codes map to one LOINC. Undefined when the instrument cannot express the order.
+ */
+export function analyzerCodeFor(mapping: readonly AnalyteMapping[], loinc: string): string | undefined {
+  const wanted = loinc.trim().toUpperCase();
+  return mapping.find((m) => m.loinc.trim().toUpperCase() === wanted)?.code.trim();
+}
+
+/** The specimen's orders this instrument can run (and, when the analyzer named tests, only those). */
+export function ordersFor(specimen: SpecimenOrders, mapping: readonly AnalyteMapping[], tests: OrderQuery['tests'] = 'all'): InstrumentSpecimen {
+  const orders: InstrumentOrder[] = [];
+  const seen = new Set<string>();
+  for (const order of specimen.orders) {
+    const analyzerCode = analyzerCodeFor(mapping, order.loinc);
+    if (analyzerCode === undefined || seen.has(analyzerCode)) continue;
+    if (tests !== 'all' && !tests.includes(analyzerCode)) continue;
+    // Two orders for one test on one specimen are one test for the analyzer; both are dispatched by their ids below.
+    seen.add(analyzerCode);
+    orders.push({ ...order, analyzerCode });
+  }
+  return { accession: specimen.accession, orders, patient: specimen.patient };
+}
+
+/** Every order of the specimen that the instrument's answer carries (duplicates of one test included). */
+export function dispatchedOrders(specimen: SpecimenOrders, answered: InstrumentSpecimen): string[] {
+  const codes = new Set(answered.orders.map((o) => o.loinc.trim().toUpperCase()));
+  return specimen.orders.filter((o) => codes.has(o.loinc.trim().toUpperCase())).map((o) => o.orderId);
+}
+
+/** True when the selector names the accession. Ranges compare as numbers when both ends and the id are digits. */
+export function selects(selector: SpecimenSelector, accession: string): boolean {
+  if (selector.kind === 'all') return true;
+  if (selector.kind === 'id') return selector.accession === accession;
+  const numeric = [selector.from, selector.to, accession].every((s) => /^\d+$/.test(s));
+  const cmp = numeric ? compareDigits : (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  return cmp(selector.from, accession) <= 0 && cmp(accession, selector.to) <= 0;
+}
+
+function compareDigits(a: string, b: string): number {
+  const [x, y] = [a.replace(/^0+(?=\d)/, ''), b.replace(/^0+(?=\d)/, '')];
+  if (x.length !== y.length) return x.length - y.length;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** The accessions to look up one by one; ranges and ALL are answered from the pending worklist instead. */
+export function lookupPlan(query: OrderQuery): { accessions: string[]; worklist: boolean } {
+  const accessions = [...new Set(query.specimens.flatMap((s) => (s.kind === 'id' ? [s.accession] : [])))];
+  return { accessions, worklist: query.specimens.some((s) => s.kind !== 'id') };
+}
+
+/**
+ * Decides the answer from what the lookups returned. Specimens the LIMS answered are answered even when another
+ * lookup failed; with nothing to send, "no information" names the LIMS's failure before a plain absence of orders.
+ */
+export function decideAnswer(query: OrderQuery, lookups: readonly Lookup[], mapping: readonly AnalyteMapping[]): OrderAnswer {
+  const named = query.specimens.flatMap((s) => (s.kind === 'id' ? [s.accession] : []));
+  if (query.request !== 'orders') return { kind: 'no-information', reason: 'unsupported-request', without: named };
+  const found = new Map<string, InstrumentSpecimen>();
+  let unexpressible = false;
+  for (const lookup of lookups) {
+    if (lookup.kind !== 'specimens') continue;
+    for (const specimen of lookup.specimens) {
+      if (found.has(specimen.accession) || !query.specimens.some((s) => selects(s, specimen.accession))) continue;
+      const mine = ordersFor(specimen, mapping, query.tests);
+      if (mine.orders.length > 0) found.set(specimen.accession, mine);
+      else if (specimen.orders.length > 0) unexpressible = true;
+    }
+  }
+  const without = named.filter((a) => !found.has(a));
+  if (found.size > 0) return { kind: 'orders', specimens: [...found.values()], without };
+  const failure = lookups.find((l): l is Extract<Lookup, { kind: 'failed' }> => l.kind === 'failed');
+  return { kind: 'no-information', reason: failure?.reason ?? (unexpressible ? 'not-expressible' : 'no-orders'), without };
+}

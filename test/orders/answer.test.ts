@@ -1,0 +1,88 @@
+// What an analyzer is answered: reverse mapping, named tests, ranges, and "no information" with its reason.
+import { describe, expect, it } from 'vitest';
+import { analyzerCodeFor, decideAnswer, dispatchedOrders, lookupPlan, ordersFor, selects, type Lookup } from '../../src/orders/answer.js';
+import { parseSpecimenOrders, parseWorklist, type OrderQuery, type SpecimenOrders } from '../../src/orders/order.js';
+
+const mapping = [
+  { code: 'GLU', loinc: '2345-7' },
+  { code: 'K', loinc: '2823-3' },
+  { code: 'K2', loinc: '2823-3' },
+];
+const order = (orderId: string, loinc: string) => ({ orderId, loinc, priority: 'routine' as const, orderedAt: '2026-07-01T08:00:00Z' });
+const specimen = (accession: string, ...loincs: string[]): SpecimenOrders => ({ accession, orders: loincs.map((l, i) => order(`${accession}-${i}`, l)), patient: null });
+const query = (over: Partial<OrderQuery> = {}): OrderQuery => ({ specimens: [{ kind: 'id', accession: 'S1' }], tests: 'all', request: 'orders', requestCode: 'O', ...over });
+const found = (...s: SpecimenOrders[]): Lookup => ({ kind: 'specimens', specimens: s });
+
+describe('orders for one instrument', () => {
+  it('the reverse mapping takes the first code that names the LOINC, case-insensitively', () => {
+    expect(analyzerCodeFor(mapping, '2823-3')).toBe('K');
+    expect(analyzerCodeFor(mapping, ' 2345-7 ')).toBe('GLU');
+    expect(analyzerCodeFor(mapping, '718-7')).toBeUndefined();
+  });
+
+  it('only orders the mapping can express, and only the tests the analyzer named', () => {
+    const s = specimen('S1', '2345-7', '718-7', '2823-3', '2823-3');
+    expect(ordersFor(s, mapping).orders.map((o) => o.analyzerCode)).toEqual(['GLU', 'K']);
+    expect(ordersFor(s, mapping, ['K']).orders.map((o) => o.analyzerCode)).toEqual(['K']);
+    // Both orders for one test reached the analyzer as that test; the one it cannot run did not.
+    expect(dispatchedOrders(s, ordersFor(s, mapping))).toEqual(['S1-0', 'S1-2', 'S1-3']);
+  });
+
+  it.each([
+    [{ kind: 'range', from: '100', to: '200' }, '99', false],
+    [{ kind: 'range', from: '100', to: '200' }, '0150', true],
+    [{ kind: 'range', from: '100', to: '200' }, '1000', false],
+    [{ kind: 'range', from: 'A100', to: 'A200' }, 'A150', true],
+    [{ kind: 'all' }, 'anything', true],
+    [{ kind: 'id', accession: 'S1' }, 'S2', false],
+  ] as const)('%j selects %s: %s', (selector, accession, expected) => {
+    expect(selects(selector, accession)).toBe(expected);
+  });
+
+  it('ids are looked up one by one, ranges and ALL from the worklist', () => {
+    expect(lookupPlan(query({ specimens: [{ kind: 'id', accession: 'S1' }, { kind: 'id', accession: 'S1' }] }))).toEqual({ accessions: ['S1'], worklist: false });
+    expect(lookupPlan(query({ specimens: [{ kind: 'all' }] }))).toEqual({ accessions: [], worklist: true });
+  });
+});
+
+describe('the answer', () => {
+  it('orders for the specimens the LIMS answered; those without are named', () => {
+    const a = decideAnswer(query({ specimens: [{ kind: 'id', accession: 'S1' }, { kind: 'id', accession: 'S2' }] }), [found(specimen('S1', '2345-7')), found()], mapping);
+    expect(a).toMatchObject({ kind: 'orders', without: ['S2'] });
+    expect(a.kind === 'orders' && a.specimens.map((s) => s.accession)).toEqual(['S1']);
+  });
+
+  it.each([
+    ['no orders at all', [found()], 'no-orders'],
+    ['orders only for other instruments', [found(specimen('S1', '718-7'))], 'not-expressible'],
+    ['the LIMS too slow', [{ kind: 'failed', reason: 'lims-timeout' }], 'lims-timeout'],
+    ['the LIMS down, another lookup empty', [found(), { kind: 'failed', reason: 'lims-unavailable' }], 'lims-unavailable'],
+  ] as const)('no information: %s', (_name, lookups, reason) => {
+    expect(decideAnswer(query(), lookups, mapping)).toEqual({ kind: 'no-information', reason, without: ['S1'] });
+  });
+
+  it('a request for results is not answered with orders', () => {
+    expect(decideAnswer(query({ request: 'unsupported', requestCode: 'F' }), [found(specimen('S1', '2345-7'))], mapping)).toMatchObject({ kind: 'no-information', reason: 'unsupported-request' });
+  });
+
+  it('a range takes the worklist specimens inside it only', () => {
+    const a = decideAnswer(query({ specimens: [{ kind: 'range', from: '100', to: '200' }] }), [found(specimen('150', '2345-7'), specimen('250', '2345-7'))], mapping);
+    expect(a.kind === 'orders' && a.specimens.map((s) => s.accession)).toEqual(['150']);
+  });
+});
+
+describe("the LIMS's JSON", () => {
+  it('a specimen with orders and a patient; defaults for what it leaves out', () => {
+    const r = parseSpecimenOrders({ accession: 'S1', orders: [{ orderId: 'u1', loinc: '2823-3', orderedAt: '2026-07-01T08:00:00+02:00' }], patient: { id: 'P', name: 'N', birthDate: '1970-01-02', sex: 'X' } });
+    expect(r).toEqual({ ok: true, value: { accession: 'S1', orders: [{ orderId: 'u1', loinc: '2823-3', priority: 'routine', orderedAt: '2026-07-01T08:00:00+02:00' }], patient: { id: 'P', name: 'N', birthDate: '1970-01-02', sex: 'U' } } });
+  });
+
+  it('a malformed answer is a reason naming paths, never values', () => {
+    const r = parseSpecimenOrders({ accession: 'S1', orders: [{ orderId: 'u1', loinc: '2823-3', orderedAt: 'Doe Jane' }] });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reason).toMatch(/orders\.0\.orderedAt/);
+    expect(!r.ok && r.reason).not.toMatch(/Doe/);
+    expect(parseWorklist({ specimens: [{ accession: 'S1' }] })).toEqual({ ok: true, value: [{ accession: 'S1', orders: [], patient: null }] });
+    expect(parseWorklist('nope').ok).toBe(false);
+  });
+});
