@@ -2,6 +2,7 @@
 // LIS01-A2 8.1: the line is neutral, or one side holds it. The analyzer's bytes are replies to the sender while the
 // sender holds the line, and go to the receiver otherwise; the sender bids only while the receiver is neutral, and
 // yields when the analyzer bids too (8.2.7), so a waiting answer never delays the analyzer's results.
+import { driveMachine } from './drive.js';
 import type { LinkEffect, LinkInput, LinkState } from './link.js';
 import { step as receiverStep } from './link.js';
 import { holdsLine, senderStep, type Outgoing, type SenderEffect, type SenderInput, type SenderState } from './sender.js';
@@ -53,19 +54,9 @@ export function lineStep(state: LineState, input: LineInput): LineStep {
   return { state: afterStep(state, s, effects), effects };
 }
 
-/** Runs `input` and every input its effects produce (a commit's outcome) through lineStep in a loop, as link.ts drive() does. */
+/** Runs `input` and every input its effects produce (a commit's outcome) through lineStep in a loop (drive.ts). */
 export function driveLine(state: LineState, input: LineInput, perform: (effect: LineEffect) => LineInput | void): LineState {
-  let s = state;
-  const inputs: LineInput[] = [input];
-  for (let next = inputs.shift(); next !== undefined; next = inputs.shift()) {
-    const r = lineStep(s, next);
-    s = r.state;
-    for (const effect of r.effects) {
-      const produced = perform(effect);
-      if (produced) inputs.push(produced);
-    }
-  }
-  return s;
+  return driveMachine(lineStep, state, input, perform);
 }
 
 /** True when neither side holds the line. */

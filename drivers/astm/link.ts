@@ -4,6 +4,7 @@
 // text ends with the L terminator record) is answered only after the runner reports the commit.
 // The state is one union member per phase, each carrying only what means something in that phase.
 import type { DriverEvent } from '../../src/driver.js';
+import { driveMachine } from './drive.js';
 import { bareStep, initialBareState, bareHeldBytes, type BareState } from './link-bare.js';
 import { framedStep } from './link-framed.js';
 import type { AcceptedFrame, MessageSoFar } from './link-message.js';
@@ -107,23 +108,9 @@ export function isBare(state: LinkState): state is BareState {
   return state.config.framing === 'none';
 }
 
-/**
- * Runs `input` and every input its effects lead to through step() in a loop: `perform` carries out one effect
- * and returns the input it produced (a commit's outcome), which is queued, never fed by a nested call. So a
- * chunk holding thousands of complete messages keeps the stack flat.
- */
+/** Runs `input` and every input its effects lead to (a commit's outcome) through step() in a loop (drive.ts). */
 export function drive(state: LinkState, input: LinkInput, perform: (effect: LinkEffect) => LinkInput | void): LinkState {
-  let s = state;
-  const inputs: LinkInput[] = [input];
-  for (let next = inputs.pop(); next !== undefined; next = inputs.shift()) {
-    const r = step(s, next);
-    s = r.state;
-    for (const effect of r.effects) {
-      const produced = perform(effect);
-      if (produced) inputs.push(produced);
-    }
-  }
-  return s;
+  return driveMachine(step, state, input, perform);
 }
 
 /** One transition of the receiver. Pure: no I/O, no timers, no clock; the given state is left as it was. */
