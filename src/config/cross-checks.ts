@@ -3,6 +3,7 @@
 // reported in the same run.
 import type { ConfigProblem } from './load.js';
 import { isLoopbackHost } from './loopback.js';
+import { twoWayChecks } from './two-way-checks.js';
 import { urlCredentialChecks } from './url-credentials.js';
 
 type Raw = Record<string, unknown>;
@@ -15,7 +16,7 @@ const wildcard = (host: string): boolean => host === '0.0.0.0' || host === '::' 
 /** Every cross-field problem of a raw (unvalidated) configuration document. */
 export function crossChecks(input: unknown): ConfigProblem[] {
   if (!isRecord(input)) return [];
-  return [...instrumentChecks(input), ...listenerChecks(input), ...gatewayChecks(input), ...sinkChecks(input), ...urlCredentialChecks(input), ...deliveryChecks(input)];
+  return [...instrumentChecks(input), ...listenerChecks(input), ...gatewayChecks(input), ...sinkChecks(input), ...urlCredentialChecks(input), ...deliveryChecks(input), ...twoWayChecks(input)];
 }
 
 function instruments(input: Raw): [number, Raw][] {

@@ -96,6 +96,8 @@ const limsSink = z.strictObject({
   enabled: z.boolean().default(true),
   baseUrl: z.string().url(),
   resourcePath: z.string().startsWith('/').default('/records'),
+  /** Where orders are looked up for two-way instruments, and dispatches reported (`{ordersPath}/{orderId}/dispatch/{instrument}`). */
+  ordersPath: z.string().startsWith('/').default('/orders'),
   concurrency: z.number().int().min(1).max(64).default(8),
   caFile: filePath.optional(),
   timeouts: z

@@ -1,5 +1,6 @@
 // What the LIMS test server can be told to do wrong, and the seeded dice that decide each request's fate.
 // Every random choice goes through one injected `random()`, so a seed reproduces a misbehaving run exactly.
+import type { OrderFault } from './orders.js';
 
 /** Misbehavior, settable at start and at run time. Rates are shares of PUT requests in [0, 1]. */
 export interface LimsFaults {
@@ -33,8 +34,10 @@ export interface LimsFaults {
   replayIdempotent: boolean;
   /** Record id → the fates of its next PUTs, one taken per PUT (an isolated failure among successes). */
   scripted: Record<string, ScriptedFate[]>;
-  /** How long a `slow` PUT waits before it is handled (longer than the client's timeout: it times out). */
+  /** How long a `slow` PUT (or orders lookup) waits before it is handled (longer than the client's timeout: it times out). */
   slowMs: number;
+  /** Accession → what every lookup of its orders does instead of answering at once (`slow`: after slowMs). */
+  orderFaults: Record<string, OrderFault>;
 }
 
 /** A well-behaved LIMS. */
@@ -57,6 +60,7 @@ export const noFaults: LimsFaults = {
   replayIdempotent: true,
   scripted: {},
   slowMs: 3_000,
+  orderFaults: {},
 };
 
 /** What happens to one PUT before the contract is applied. */

@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TestListener } from '../test-servers/listener.js';
 import { latencyOf, noFaults, seededRandom, type LimsFaults } from './faults.js';
+import { dispatchRoute, OrderBook, ordersGetRoute, type OrdersCtx, type TestSpecimen } from './orders.js';
 import { RecordBook } from './records.js';
 import { getRoute, putRoute, tokenRoute, type RouteCtx } from './routes.js';
 import { TokenDesk, type LimsClient } from './tokens.js';
@@ -13,6 +14,10 @@ export interface LimsServerOptions {
   /** 0 (default) picks a free port. */
   port?: number;
   resourcePath?: string;
+  /** Where orders are looked up and dispatches reported (default `/orders`). */
+  ordersPath?: string;
+  /** Specimens with orders the server holds from the start. */
+  orders?: TestSpecimen[];
   clients?: LimsClient[];
   /** Bearer tokens accepted forever (the static-token alternative). */
   staticTokens?: string[];
@@ -34,6 +39,11 @@ export interface LimsServerStats {
   replays: number;
   tokensIssued: number;
   hanging: number;
+  /** Orders lookups answered (or failed on request). */
+  orderLookups: number;
+  /** Distinct orders dispatched (first PUTs); `dispatchPuts` counts every PUT. */
+  dispatches: number;
+  dispatchPuts: number;
 }
 
 /** A running (or startable) LIMS test server. */
@@ -58,6 +68,10 @@ export interface LimsServer {
   releaseHung(): void;
   issuedTokens(): readonly string[];
   stats(): LimsServerStats;
+  /** Adds or replaces specimens and their orders. */
+  loadOrders(specimens: readonly TestSpecimen[]): void;
+  /** PUTs received per `orderId|instrumentId` (1: dispatched once). */
+  dispatches(): Record<string, number>;
 }
 
 /** Creates the server; call start(). */
@@ -72,10 +86,15 @@ class LimsTestServer implements LimsServer {
   private readonly ctx: RouteCtx;
   private readonly listener: TestListener;
   private readonly resourcePath: string;
+  private readonly ordersPath: string;
+  private readonly orderBook = new OrderBook();
+  private readonly orders: OrdersCtx;
 
   constructor(private readonly options: LimsServerOptions) {
     this.current = { ...noFaults, ...options.faults, scripted: {} };
     this.resourcePath = options.resourcePath ?? '/api/v1/results';
+    this.ordersPath = options.ordersPath ?? '/orders';
+    this.orderBook.load(options.orders ?? []);
     const now = options.now ?? Date.now;
     this.desk = new TokenDesk(options.clients ?? [{ clientId: 'labgate', clientSecret: 'labgate-secret' }], now, options.staticTokens);
     this.ctx = {
@@ -97,6 +116,7 @@ class LimsTestServer implements LimsServer {
       handle: (req, res, body) => this.route(req, res, body),
     });
     if (options.faults?.scripted) this.configure({ scripted: options.faults.scripted });
+    this.orders = { book: this.orderBook, authorized: (req) => this.desk.check(req.headers.authorization), faults: () => this.current };
   }
 
   get url(): string {
@@ -170,13 +190,27 @@ class LimsTestServer implements LimsServer {
       replays: this.book.replays,
       tokensIssued: this.desk.all().length,
       hanging: this.ctx.hung.size,
+      orderLookups: this.orderBook.lookups,
+      dispatches: Object.keys(this.orderBook.dispatches()).length,
+      dispatchPuts: Object.values(this.orderBook.dispatches()).reduce((a, b) => a + b, 0),
     };
+  }
+
+  loadOrders(specimens: readonly TestSpecimen[]): void {
+    this.orderBook.load(specimens);
+  }
+
+  dispatches(): Record<string, number> {
+    return this.orderBook.dispatches();
   }
 
   private route(req: IncomingMessage, res: ServerResponse, body: string): void {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (req.method === 'POST' && path === '/oauth/token') return tokenRoute(this.ctx, req, res, body);
     if (this.options.admin !== false && path.startsWith('/_admin/')) return this.adminRoute(req, res, path, body);
+    if (path === this.ordersPath && req.method === 'GET') return ordersGetRoute(this.orders, req, res, new URL(req.url ?? '/', 'http://x').searchParams);
+    const dispatch = path.startsWith(this.ordersPath + '/') ? /^([^/]+)\/dispatch\/([^/]+)$/.exec(path.slice(this.ordersPath.length + 1)) : null;
+    if (dispatch && req.method === 'PUT') return dispatchRoute(this.orders, req, res, decodeURIComponent(dispatch[1]!), decodeURIComponent(dispatch[2]!), body);
     const prefix = this.resourcePath + '/';
     const id = path.startsWith(prefix) ? decodeURIComponent(path.slice(prefix.length)) : '';
     if (id && !id.includes('/') && req.method === 'PUT') return putRoute(this.ctx, req, res, id, body);
@@ -187,6 +221,8 @@ class LimsTestServer implements LimsServer {
   private adminRoute(req: IncomingMessage, res: ServerResponse, path: string, body: string): void {
     const json = (value: unknown): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     if (req.method === 'GET' && path === '/_admin/stats') return json(this.stats());
+    if (req.method === 'GET' && path === '/_admin/dispatches') return json(this.dispatches());
+    if (req.method === 'POST' && path === '/_admin/orders') return this.admitOrders(res, body, json);
     if (req.method !== 'POST' || path !== '/_admin/faults') return void res.writeHead(404).end();
     try {
       this.configure(JSON.parse(body) as Partial<LimsFaults>);
@@ -195,8 +231,18 @@ class LimsTestServer implements LimsServer {
     }
     json(this.current);
   }
+
+  private admitOrders(res: ServerResponse, body: string, json: (value: unknown) => void): void {
+    try {
+      this.loadOrders((JSON.parse(body) as { specimens: TestSpecimen[] }).specimens);
+    } catch {
+      return void res.writeHead(400).end();
+    }
+    json({ loaded: true });
+  }
 }
 
 export { seededRandom } from './faults.js';
 export type { LimsFaults } from './faults.js';
 export type { LimsClient } from './tokens.js';
+export type { OrderFault, TestSpecimen } from './orders.js';

@@ -6,7 +6,8 @@ import type { InstrumentOrder, InstrumentSpecimen, NoInformationReason, OrderQue
 /** What the LIMS said for one lookup (an accession, or the pending worklist), or why it said nothing usable. */
 export type Lookup =
   | { kind: 'specimens'; specimens: SpecimenOrders[] }
-  | { kind: 'failed'; reason: Extract<NoInformationReason, 'lims-timeout' | 'lims-unavailable' | 'lims-error'> };
+  /** `detail`: what happened, for the log (a status, a failure kind, the paths of a malformed answer; never values). */
+  | { kind: 'failed'; reason: Extract<NoInformationReason, 'lims-timeout' | 'lims-unavailable' | 'lims-error'>; detail?: string };
 
 /** An analyzer's answer: the specimens it can run with their orders, or "no information" and why. */
 export type OrderAnswer =

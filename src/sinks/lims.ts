@@ -7,7 +7,8 @@ import { Agent, type Dispatcher } from 'undici';
 import type { ResultPayload } from '../payload.js';
 import { classify, problemOf, retryAfterAt } from './lims-classify.js';
 import { buildEnvelope, ENVELOPE_VERSION, idempotencyKey, limsClinicalContent, sfString } from './lims-envelope.js';
-import { exchange, type LimsResponse } from './lims-http.js';
+import { authedExchange, type AuthedRequest } from './lims-authed.js';
+import type { LimsResponse } from './lims-http.js';
 import { createLimiter, type Limiter } from './lims-limiter.js';
 import { createTokenProvider, type LimsAuth, type TokenProvider } from './lims-token.js';
 import { readRowPayload } from './row-payload.js';
@@ -48,13 +49,15 @@ export interface LimsSinkDeps {
   gatewayId: string;
   /** Reads a secret file; defaults to fs. */
   readSecret?: (path: string) => Promise<string>;
+  /** The token provider shared with the orders client (one token for results, orders and dispatches). */
+  tokens?: TokenProvider;
 }
 
 /** Builds the LIMS sink. */
 export function createLimsSink(options: LimsSinkOptions, deps: LimsSinkDeps): Sink {
   const owned = deps.dispatcher ? undefined : defaultAgent(options);
   const dispatcher = deps.dispatcher ?? owned!;
-  const tokens = createTokenProvider(options.auth, {
+  const tokens = deps.tokens ?? createTokenProvider(options.auth, {
     dispatcher,
     now: deps.now,
     timeoutMs: options.timeouts.headersMs,
@@ -145,29 +148,14 @@ function recordPath(ctx: Ctx, row: OutboxRow): string {
 
 type Sent = Extract<LimsResponse, { kind: 'answer' | 'failure' }>;
 
-/** Sends with a bearer token; on 401 fetches a fresh token once and resends at once. */
-async function authed(
-  ctx: Ctx,
-  signal: AbortSignal,
-  req: { method: 'GET' | 'PUT'; path: string; headers: Record<string, string>; body?: string },
-): Promise<Sent | { outcome: Outcome }> {
-  let tok = await ctx.tokens.token();
-  for (let attempt = 0; ; attempt++) {
-    if (!tok.ok) return { outcome: { kind: 'retry', reason: tok.reason, scope: tok.unreachable ? 'unreachable' : 'sink' } };
-    const res = await exchange(ctx.dispatcher, {
-      ...req,
-      origin: ctx.origin,
-      headers: { ...req.headers, authorization: `Bearer ${tok.token}` },
-      headersTimeoutMs: ctx.options.timeouts.headersMs,
-      bodyTimeoutMs: ctx.options.timeouts.bodyMs,
-      signal,
-    });
-    if (res.kind === 'answer') ctx.limiter.heard(res.status === 429);
-    if (res.kind !== 'answer' || res.status !== 401) return res;
-    // A fresh token refused too means wrong credentials or a broken LIMS: every record is affected alike.
-    if (attempt > 0) return { outcome: { kind: 'retry', reason: 'LIMS refused a freshly issued token', scope: 'sink' } };
-    tok = await ctx.tokens.refresh(tok.token);
-  }
+/** Sends with a bearer token (lims-authed.ts); a missing or refused token is a sink-wide retry. */
+async function authed(ctx: Ctx, signal: AbortSignal, req: AuthedRequest): Promise<Sent | { outcome: Outcome }> {
+  const deps = { dispatcher: ctx.dispatcher, tokens: ctx.tokens, origin: ctx.origin, headersTimeoutMs: ctx.options.timeouts.headersMs, bodyTimeoutMs: ctx.options.timeouts.bodyMs };
+  const res = await authedExchange({ ...deps, heard: (status) => ctx.limiter.heard(status === 429) }, signal, req);
+  if (res.kind === 'no-token') return { outcome: { kind: 'retry', reason: res.reason, scope: res.unreachable ? 'unreachable' : 'sink' } };
+  // A fresh token refused too means wrong credentials or a broken LIMS: every record is affected alike.
+  if (res.kind === 'token-refused') return { outcome: { kind: 'retry', reason: 'LIMS refused a freshly issued token', scope: 'sink' } };
+  return res;
 }
 
 async function outcomeOf(ctx: Ctx, row: OutboxRow, ours: ResultPayload, res: Sent, signal: AbortSignal): Promise<Outcome> {

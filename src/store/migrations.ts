@@ -163,4 +163,32 @@ export const migrations: readonly Migration[] = [
     FROM results r JOIN captures c ON c.id = r.capture_id WHERE true GROUP BY 1, 2
     ON CONFLICT (instrument_id, day) DO UPDATE SET results = excluded.results;
   `,
+  /* 5: two-way: orders that reached an analyzer (each told to the LIMS once), and the query figures of each day */ `
+  -- One row per order and instrument, written when the analyzer ACKed the message carrying it (never before): what was
+  -- sent, so download mode sends each order once, and the dispatch the LIMS is told about, drained like an outbox row.
+  CREATE TABLE dispatches (
+    id               INTEGER PRIMARY KEY,
+    order_id         TEXT    NOT NULL,
+    instrument_id    TEXT    NOT NULL,
+    accession        TEXT    NOT NULL,
+    dispatched_at    INTEGER NOT NULL,          -- epoch ms of the analyzer's final ACK
+    state            TEXT    NOT NULL CHECK (state IN ('pending', 'sent', 'dead')),
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at  INTEGER NOT NULL,          -- epoch ms
+    last_error       TEXT,
+    updated_at       INTEGER NOT NULL,
+    UNIQUE (order_id, instrument_id)
+  );
+  CREATE INDEX dispatches_due ON dispatches (next_attempt_at, id) WHERE state = 'pending';
+  CREATE INDEX dispatches_dead ON dispatches (id) WHERE state = 'dead';
+
+  -- Per instrument and local day: queries, answers with orders, "no information" answers by reason, downloads sent.
+  CREATE TABLE order_days (
+    instrument_id  TEXT    NOT NULL,
+    day            TEXT    NOT NULL,            -- the gateway's local calendar day, YYYY-MM-DD
+    figure         TEXT    NOT NULL,            -- 'queries', 'answered-orders', 'no-information:<reason>', 'downloads', ...
+    n              INTEGER NOT NULL,
+    PRIMARY KEY (instrument_id, day, figure)
+  ) WITHOUT ROWID;
+  `,
 ];

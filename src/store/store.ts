@@ -15,6 +15,7 @@ import { makePrivateDir, makePrivateFile } from './private-files.js';
 import { ResultWriter, validateResults } from './ingest.js';
 import { InstrumentDays, type InstrumentFigures } from './instrument-days.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
+import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
@@ -75,6 +76,8 @@ export function openStore(options: StoreOptions): Store {
 /** The durable store. */
 export class Store {
   readonly outbox: Outbox;
+  /** Orders sent to analyzers and the two-way day figures (order-store.ts). */
+  readonly orders: OrderStore;
   private readonly journal: CaptureJournal;
   private readonly writer: ResultWriter;
   private readonly reads: StoreReads;
@@ -93,6 +96,7 @@ export class Store {
     private readonly lock: DataDirLock | null = null,
   ) {
     this.outbox = new Outbox(db, options.now);
+    this.orders = new OrderStore(db, options.now, options.dayOf);
     this.journal = new CaptureJournal(db);
     this.writer = new ResultWriter(db, options.sinks, options.qcSinks);
     this.reads = new StoreReads(db);

@@ -1,0 +1,26 @@
+// Two-way ASTM instruments (options.orders.query or .download) need what their answers are made from and sent with:
+// the LIMS (sinks.lims, enabled) and the LIS01-A2 link layer (a bare-records analyzer has no way to be sent to).
+import type { ConfigProblem } from './load.js';
+
+type Raw = Record<string, unknown>;
+
+const isRecord = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The problems of every two-way instrument in a raw (unvalidated) configuration document. */
+export function twoWayChecks(input: Raw): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const sinks = isRecord(input['sinks']) ? input['sinks'] : {};
+  const lims = sinks['lims'];
+  const limsOn = isRecord(lims) && lims['enabled'] !== false;
+  const list = Array.isArray(input['instruments']) ? input['instruments'] : [];
+  list.forEach((instrument: unknown, i) => {
+    if (!isRecord(instrument) || instrument['driver'] !== 'astm' || !isRecord(instrument['options'])) return;
+    const options = instrument['options'];
+    const orders = options['orders'];
+    if (!isRecord(orders) || (orders['query'] !== true && orders['download'] !== true)) return;
+    const path = `instruments[${i}].options.orders`;
+    if (!limsOn) problems.push({ path, message: 'query and download modes read the orders from the LIMS: configure sinks.lims (enabled)' });
+    if (options['framing'] === 'none') problems.push({ path, message: 'query and download modes send to the analyzer over the LIS01-A2 link layer: they need framing: link' });
+  });
+  return problems;
+}

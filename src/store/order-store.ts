@@ -1,0 +1,49 @@
+// The two-way side of the store: what reached an analyzer (dispatches.ts) and the day figures of queries and
+// downloads (order-days.ts). Results never pass through here, and nothing here touches a result's rows.
+import type Database from 'better-sqlite3';
+import { DispatchQueue } from './dispatches.js';
+import { OrderDays, type OrderFigure, type OrderFigures } from './order-days.js';
+
+export type { OrderFigure, OrderFigures };
+
+/** Orders and their figures on the store's one connection. */
+export class OrderStore {
+  /** The dispatch rows, drained to the LIMS like an outbox (a DrainOutbox). */
+  readonly dispatches: DispatchQueue;
+  private readonly days: OrderDays;
+  private readonly sentTx: Database.Transaction<(instrumentId: string, orders: readonly { orderId: string; accession: string }[], at: number, download: boolean) => number>;
+
+  constructor(db: Database.Database, now: () => number, dayOf?: (at: number) => string) {
+    this.dispatches = new DispatchQueue(db, now);
+    this.days = new OrderDays(db, dayOf);
+    this.sentTx = db.transaction((instrumentId, orders, at, download) => {
+      const added = this.dispatches.record(instrumentId, orders, at);
+      if (download) this.days.count(instrumentId, at, 'downloads');
+      return added;
+    });
+  }
+
+  /**
+   * The analyzer ACKed a message carrying these orders at `at`: recorded in ONE durable transaction, so they are never
+   * sent again and each dispatch is told to the LIMS. Returns how many were not recorded before. Throws when SQLite
+   * cannot commit (the message may then be sent once more).
+   */
+  recordSent(instrumentId: string, orders: readonly { orderId: string; accession: string }[], at: number, purpose: 'query' | 'download'): number {
+    return this.sentTx.immediate(instrumentId, orders, at, purpose === 'download');
+  }
+
+  /** Those of `orderIds` already sent to the instrument. */
+  sentOf(instrumentId: string, orderIds: readonly string[]): Set<string> {
+    return this.dispatches.sentOf(instrumentId, orderIds);
+  }
+
+  /** Counts a query or an answer on the day of `at` (never waits for fsync). */
+  count(instrumentId: string, at: number, figure: OrderFigure): void {
+    this.days.countNow(instrumentId, at, figure);
+  }
+
+  /** Every two-way instrument's figures for the local `day`. */
+  figures(day: string): OrderFigures[] {
+    return this.days.figures(day);
+  }
+}
