@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { buildPayload, sha256Hex, type ResultPayload } from '../src/payload.js';
 import { clinicalDigest, type KeyedResult } from '../src/result.js';
-import type { OutboxRow } from '../src/sinks/sink.js';
+import type { OutboxRow } from '../src/delivery/contract.js';
 import { migrateCentral } from '../src/sinks/postgres-schema.js';
 import { INSERT_RESULT, outboxIdOf } from '../src/store/ingest.js';
 import { resultColumns } from '../src/store/stored-result.js';

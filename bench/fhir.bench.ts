@@ -7,23 +7,24 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { Drain } from '../src/delivery/drain.js';
-import { systemClock } from '../src/driver.js';
+import { systemClock } from '../src/clock.js';
 import type { ResultPayload } from '../src/payload.js';
 import { createFhirSink, type FhirSinkOptions } from '../src/sinks/fhir.js';
 import { observationContent, toObservation } from '../src/sinks/fhir-observation.js';
 import { entryOf, firstStep } from '../src/sinks/fhir-steps.js';
-import type { OutboxRow } from '../src/sinks/sink.js';
+import type { OutboxRow } from '../src/delivery/contract.js';
 import { openDatabase } from '../src/store/database.js';
 import { Outbox } from '../src/store/outbox.js';
 import { benchRows, fillOutbox } from './delivery-fixture.js';
 import { startFhirChild } from './fhir-child.js';
 import { sig, type BenchLine } from './line.js';
+import { silentLog } from '../src/log.js';
 
 const ROWS = Number(process.env.LABGATE_BENCH_FHIR_ROWS ?? 6_000);
 const BATCH = 50;
 const IN_FLIGHT = 2;
 const ROUNDS = 3;
-const silent = { info: () => {}, warn: () => {}, error: () => {} };
+const silent = silentLog;
 
 function options(baseUrl: string): FhirSinkOptions {
   return {

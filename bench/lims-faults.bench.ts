@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Drain, type DrainPolicy } from '../src/delivery/drain.js';
-import { systemClock } from '../src/driver.js';
+import { systemClock } from '../src/clock.js';
 import type { LimsFaults } from '../src/lims-server/server.js';
 import { sampleRows } from '../src/lims-server/sample-rows.js';
 import { createLimsSink } from '../src/sinks/lims.js';
@@ -16,6 +16,7 @@ import { openStore } from '../src/store/store.js';
 import { benchRows, fillOutbox } from './delivery-fixture.js';
 import { startLimsChild, type LimsChild } from './lims-child.js';
 import { sig, type BenchLine } from './line.js';
+import { silentLog } from '../src/log.js';
 
 const LATENCY_MS = 20;
 const CONCURRENCY = 16;
@@ -26,7 +27,7 @@ const FAULTS: Partial<LimsFaults> = { rateLost: 0.05, rate503: 0.05, rate429: 0.
 const CLEAN: Partial<LimsFaults> = { rateLost: 0, rate503: 0, rate429: 0, tokenTtlSeconds: 3600 };
 // The configuration's defaults (src/config/schema.ts), the LIMS sink's batch size included.
 const POLICY: DrainPolicy = { backoff: { baseMs: 1_000, capMs: 300_000 }, probeIntervalMs: 15_000, failureThreshold: 5, batchSize: 64, inFlight: 2 };
-const silent = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const silent = silentLog;
 
 interface Drained {
   rate: number;

@@ -5,16 +5,17 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sampleRows } from '../src/lims-server/sample-rows.js';
 import { createLimsSink } from '../src/sinks/lims.js';
-import type { OutboxRow } from '../src/sinks/sink.js';
+import type { OutboxRow } from '../src/delivery/contract.js';
 import { startLimsChild } from './lims-child.js';
 import { sig, type BenchLine } from './line.js';
+import { silentLog } from '../src/log.js';
 
 const LATENCY_MS = 20;
 const CONCURRENCY = 16;
 const ROWS = 2000;
 const PEER_ROWS = 100;
 const RUNS = 3;
-const silent = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const silent = silentLog;
 
 /** Results per second delivering `rows` in batches of `batch` with `concurrency` requests in flight. */
 async function measure(url: string, secretFile: string, rows: OutboxRow[], concurrency: number, batch: number): Promise<number> {

@@ -2,7 +2,8 @@
 // accepting (ENQ gets NAK, HL7 gets AR — the analyzer keeps its results) and health reports failing; it
 // resumes by itself once space is back above the floor plus a margin, so it does not flap at the edge.
 import { statfs as fsStatfs } from 'node:fs/promises';
-import type { Clock, DriverLog } from './driver.js';
+import type { Clock } from './clock.js';
+import type { Log } from './log.js';
 
 /** Free space as statfs reports it; `bavail` is what an unprivileged user (labgate) may still use. */
 export type StatFs = (path: string) => Promise<{ bavail: number; bsize: number }>;
@@ -33,7 +34,7 @@ export interface DiskGuardOptions {
   path: string;
   floorBytes: number;
   clock: Clock;
-  log: DriverLog;
+  log: Log;
   statfs?: StatFs;
   intervalMs?: number;
   onChange?: (status: DiskStatus) => void;

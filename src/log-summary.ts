@@ -2,7 +2,8 @@
 // summarized: the first warning or error of a kind is logged at once, the ones after it within the interval are
 // counted, and one line at the end of the interval says how many there were. A babbling analyzer or a port scan then
 // costs a line per kind per interval, not one per event that journald's rate limit would drop along with the rest.
-import type { Clock, DriverLog } from './driver.js';
+import type { Clock } from './clock.js';
+import type { Log } from './log.js';
 
 /** Default summary interval. */
 export const SUMMARY_INTERVAL_MS = 10_000;
@@ -18,11 +19,11 @@ interface Window {
 }
 
 /** Warnings and errors per message text at most once per interval; the repeats become one summary line. */
-export class LogSummary implements DriverLog {
+export class LogSummary implements Log {
   private readonly windows = new Map<string, Window>();
 
   constructor(
-    private readonly log: DriverLog,
+    private readonly log: Log,
     private readonly clock: Clock,
     private readonly intervalMs = SUMMARY_INTERVAL_MS,
   ) {}
@@ -33,6 +34,11 @@ export class LogSummary implements DriverLog {
 
   debug(obj: object, msg?: string): void {
     this.log.debug(obj, msg);
+  }
+
+  /** Never summarized: a fatal line is the last one. */
+  fatal(obj: object, msg?: string): void {
+    this.log.fatal(obj, msg);
   }
 
   warn(obj: object, msg?: string): void {

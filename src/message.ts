@@ -1,4 +1,5 @@
-// The contract between drivers and the store: what one analyzer message becomes.
+// The contract between drivers and the store: what one analyzer message becomes, and what committing it did.
+// Neutral ground: protocol code and the store both import it, neither imports the other.
 import type { KeyedResult } from './result.js';
 
 /** The protocols labgate speaks; also the name of each driver folder. */
@@ -30,4 +31,13 @@ export interface DecodedMessage {
 /** One message handed to `store.ingest`: the capture plus what was decoded from it. */
 export interface InboundMessage extends DecodedMessage {
   capture: Capture;
+}
+
+/** What one ingest did. */
+export interface IngestSummary {
+  captureId: number;
+  inserted: number;
+  absorbed: number;
+  conflicts: number;
+  rejected: number;
 }

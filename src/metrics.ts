@@ -2,7 +2,7 @@
 // two gateways in one process do not share counters). The runtime pushes events in; backlog figures are
 // pulled from an injected source at scrape time, so the store is read only when someone asks.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { DriverEvent } from './driver.js';
+import type { DriverEvent } from './runner-contract.js';
 import type { PortState, PortStatus } from './transport/supervisor.js';
 
 /** One sink's backlog as the store reports it. */

@@ -4,19 +4,14 @@
 // whose in-memory sessions (a line printer's open report) a restart would lose. A synchronous uncaught exception is
 // left to Node's default, which ends the process (systemd restarts it within seconds and recovery needs no replay):
 // it can interrupt any code between two statements, so the state it leaves behind is not trusted.
-
-/** Minimal logger (pino's satisfies it). */
-export interface FaultLog {
-  error(obj: object, msg?: string): void;
-  fatal(obj: object, msg?: string): void;
-}
+import type { Log } from './log.js';
 
 /** Unhandled errors since start, for /healthz and /metrics. */
 export class ProcessFaults {
   private unhandled = 0;
   private readonly listeners: (() => void)[] = [];
 
-  constructor(private readonly log: FaultLog) {}
+  constructor(private readonly log: Log) {}
 
   /** How many rejections went unhandled since start. */
   get count(): number {

@@ -1,7 +1,7 @@
 // An analyzer playing the sender's side of LIS01-A2 over any transport: ENQ, frames split at the size
 // limit with ETB, real checksums, the 15 s reply timeout, up to 6 retransmissions then abort, EOT; with
 // faults to inject. Timers run on an injected clock, so tests decide when 15 s have passed.
-import type { Clock } from '../../src/driver.js';
+import type { Clock } from '../../src/clock.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { ACK, ENQ, EOT, FRAME_OVERHEAD, encodeFrame } from './frame.js';
 

@@ -3,7 +3,7 @@
 // Durable before ACK (ARCHITECTURE.md invariant 1): the frame that completes a message (the ETX frame whose
 // text ends with the L terminator record) is answered only after the runner reports the commit.
 // The state is one union member per phase, each carrying only what means something in that phase.
-import type { DriverEvent } from '../../src/driver.js';
+import type { DriverEvent } from '../../src/runner-contract.js';
 import { driveMachine } from './drive.js';
 import { bareStep, initialBareState, bareHeldBytes, type BareState } from './link-bare.js';
 import { framedStep } from './link-framed.js';

@@ -1,6 +1,6 @@
 // The thin runner: binds the pure link layer and decoder to a transport, a clock and the store's ingest.
 // It knows no protocol rule; it performs effects and feeds outcomes back into step().
-import type { DriverContext, DriverRunner } from '../../src/driver.js';
+import type { DriverContext, DriverRunner } from '../../src/runner-contract.js';
 import type { DecodedMessage } from '../../src/message.js';
 import { decodeAstmText, linkConfigOf } from './decode.js';
 import type { LinkEffect, LinkInput, LinkState } from './link.js';

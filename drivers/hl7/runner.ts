@@ -1,6 +1,6 @@
 // The thin HL7 runner: MLLP bytes in, commit through the IngestPort, acknowledgments out. It knows no
 // protocol rule; mllp.ts, message.ts and ack.ts do. Never logs PID fields: only control ids and counts.
-import type { DriverContext, DriverRunner, IngestOutcome } from '../../src/driver.js';
+import type { DriverContext, DriverRunner, IngestOutcome } from '../../src/runner-contract.js';
 import { JunkSampler } from '../../src/junk-sampler.js';
 import type { AckOutcome } from './ack.js';
 import { decodeHl7Message, type Hl7Decoding } from './message.js';

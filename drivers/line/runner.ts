@@ -1,7 +1,7 @@
 // The thin line runner: framing.ts splits the transport's bytes into lines (as `labgate decode` does), the
 // assembler decides what a report is, the IngestPort commits it. A printer never resends, so a report the
 // store cannot take is held in memory (bounded) and retried in order; it is never half-stored.
-import type { DriverContext, DriverRunner, IngestOutcome } from '../../src/driver.js';
+import type { DriverContext, DriverRunner, IngestOutcome } from '../../src/runner-contract.js';
 import { assemble, initialAssemblerState, type AssemblerInput, type AssemblerState, type Report } from './assembler.js';
 import { lineInput } from './decode.js';
 import { frameEnd, frameStep, initialFramingState, type FramingConfig, type FramingEvent, type FramingState } from './framing.js';

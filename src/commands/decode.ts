@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { CliIo, Command } from '../cli.js';
 import { commandArgs, configOption } from './args.js';
 import { formatProblems, loadConfig } from '../config/load.js';
-import { bindInstruments } from '../drivers.js';
+import { bindInstruments } from '../driver-registry.js';
 import { LabgateError } from '../errors.js';
 import type { DecodedMessage } from '../message.js';
 import { dedupKey, recordId } from '../result.js';

@@ -6,7 +6,7 @@ import type { Command } from '../cli.js';
 import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import type { StatFs } from '../disk-guard.js';
-import { systemClock } from '../driver.js';
+import { systemClock } from '../clock.js';
 import { LabgateError } from '../errors.js';
 import { LogSummary } from '../log-summary.js';
 import { ProcessFaults } from '../process-faults.js';
@@ -30,7 +30,7 @@ export const command: Command = async (args, io) => {
   const log = createLogger({ level: config.gateway.logLevel, gateway: config.gateway.id });
   // A bug hit on every request would otherwise log a stack per request: repeats are summarized like any other line.
   const errors = new LogSummary(log, systemClock);
-  const faults = new ProcessFaults({ error: (obj, msg) => errors.error(obj, msg), fatal: (obj, msg) => log.fatal(obj, msg) });
+  const faults = new ProcessFaults(errors);
   faults.install(process);
   const notifier = new SystemdNotifier({ env: io.env, pid: process.pid, log });
   const gateway = new Gateway(config, { clock: systemClock, random: Math.random, log, processMetrics: true, faults, ...faultHooks(io.env) });

@@ -1,6 +1,6 @@
 // Retry timing as data and pure functions: exponential backoff with full jitter, bounded by a cap
 // (AWS Architecture Blog, "Exponential Backoff And Jitter": full jitter spreads a thundering herd best).
-import type { Outcome } from '../sinks/sink.js';
+import type { Outcome } from './contract.js';
 
 /** Backoff bounds in milliseconds. */
 export interface BackoffPolicy {

@@ -3,7 +3,7 @@
 // outlier detection, consecutive_5xx, and of resilience4j's count-based window), or one connection that cannot be
 // made. An isolated failure among answers only costs its record a retry. An open breaker is probed with one batch of
 // one row, at the sink's Retry-After when it gave one, so a long outage never burns the attempts of every result.
-import type { Outcome } from '../sinks/sink.js';
+import type { Outcome } from './contract.js';
 
 /** closed: deliver (counting failures in a row); open: wait until probeAt; half-open: one probe is in flight. */
 export type CircuitState =

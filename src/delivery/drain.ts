@@ -2,12 +2,13 @@
 // transaction per batch. Drains share nothing, so one sink's outage never delays another. Event-driven: it wakes
 // on notify() (new rows committed) and on one timer set to the next due or probe time; idle, it arms nothing.
 // Busy, it keeps the sink busy: one batch is claimed ahead, and a finished batch is recorded after the next one is out.
-import type { Clock } from '../driver.js';
-import type { OutboxRow, Outcome, Sink } from '../sinks/sink.js';
+import type { Clock } from '../clock.js';
+import type { OutboxRow, Outcome, Sink } from './contract.js';
 import type { Outbox } from '../store/outbox.js';
 import { retryTimes, type BackoffPolicy } from './backoff.js';
 import { admit, closedCircuit, judgeBatch, stepCircuit, type CircuitPolicy, type CircuitState } from './circuit.js';
 import { DeliveryRate } from './rate.js';
+import { silentLog, type Log } from '../log.js';
 
 /** The part of the store a drain uses. */
 export type DrainOutbox = Pick<Outbox, 'claimDue' | 'recordOutcomes' | 'release' | 'nextDueAt'>;
@@ -20,13 +21,6 @@ export interface DrainPolicy extends CircuitPolicy {
   inFlight: number;
 }
 
-/** Minimal logger (pino child loggers satisfy it). */
-export interface DrainLog {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 /** Everything a drain needs, injected. */
 export interface DrainOptions {
   sink: Sink;
@@ -34,7 +28,7 @@ export interface DrainOptions {
   policy: DrainPolicy;
   clock: Clock;
   random: () => number;
-  log?: DrainLog;
+  log?: Log;
   /** Called with every batch's outcomes once they are recorded (metrics). */
   onOutcomes?: (rows: readonly OutboxRow[], outcomes: readonly Outcome[], now: number) => void;
 }
@@ -55,7 +49,7 @@ export interface DrainStatus {
   batchesInFlight: number;
 }
 
-const silent: DrainLog = { info: () => {}, warn: () => {}, error: () => {} };
+const silent = silentLog;
 
 /** Delivers one sink's outbox. */
 export class Drain {
@@ -72,7 +66,7 @@ export class Drain {
   private readonly rate: DeliveryRate;
   private readonly counters = { delivered: 0, dead: 0, conflicts: 0 };
   private lastError: string | null = null;
-  private readonly log: DrainLog;
+  private readonly log: Log;
 
   constructor(private readonly options: DrainOptions) {
     this.log = options.log ?? silent;

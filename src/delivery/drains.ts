@@ -1,8 +1,9 @@
 // One Drain per sink, paced from the configuration: the composition root's one call to set up delivery.
 import type { Config } from '../config/schema.js';
-import type { Clock } from '../driver.js';
-import type { Sink } from '../sinks/sink.js';
-import { Drain, type DrainLog, type DrainOptions, type DrainOutbox, type DrainPolicy } from './drain.js';
+import type { Clock } from '../clock.js';
+import type { Sink } from './contract.js';
+import { Drain, type DrainOptions, type DrainOutbox, type DrainPolicy } from './drain.js';
+import type { Log } from '../log.js';
 
 /** The pacing of one sink's drain: the `delivery` section plus the sink's own batch size. */
 export function drainPolicy(config: Config, sink: string): DrainPolicy {
@@ -19,7 +20,7 @@ export function drainPolicy(config: Config, sink: string): DrainPolicy {
 /** A drain per sink, keyed by sink name; start them after the store opens, stop them before it closes. */
 export function createDrains(
   sinks: readonly Sink[],
-  deps: { config: Config; outbox: DrainOutbox; clock: Clock; random: () => number; log?: (sink: string) => DrainLog; onOutcomes?: (sink: string) => DrainOptions['onOutcomes'] },
+  deps: { config: Config; outbox: DrainOutbox; clock: Clock; random: () => number; log?: (sink: string) => Log; onOutcomes?: (sink: string) => DrainOptions['onOutcomes'] },
 ): Map<string, Drain> {
   return new Map(
     sinks.map((sink) => [

@@ -1,6 +1,6 @@
 // What the sinks answered, counted per sink for the progress lines: distinct results delivered, replays the sink
 // absorbed (a result delivered again after the crash), and the latest reason a sink gave for not taking a result.
-import type { OutboxRow, Outcome } from '../sinks/sink.js';
+import type { OutboxRow, Outcome } from '../delivery/contract.js';
 
 interface SinkCounts {
   delivered: Set<string>;

@@ -2,8 +2,9 @@
 // with the production AstmEmulator (real frames, checksums, retransmission on NAK) and reports what the gateway
 // made of it, from the driver's own events.
 import { AstmEmulator, type EmulatorFaults } from '../../drivers/astm/emulator.js';
-import { systemClock, type DriverEvent } from '../driver.js';
-import type { IngestSummary } from '../store/store.js';
+import { systemClock } from '../clock.js';
+import { type DriverEvent } from '../runner-contract.js';
+import type { IngestSummary } from '../message.js';
 import type { Specimen } from './specimens.js';
 import type { VirtualSerialLine } from './virtual-serial-line.js';
 

@@ -1,7 +1,7 @@
 // The demo's story, phase by phase: results flow (one frame corrupted on the wire), a LIMS outage (with --fhir the
 // FHIR server's too), a crash of the gateway in the middle of a delivery and a restart on the same data directory.
 // Each phase ends only when every sink holds every result sent so far; anything else is a failure with its reason.
-import { systemClock } from '../driver.js';
+import { systemClock } from '../clock.js';
 import { seededRandom } from '../lims-server/faults.js';
 import { crashGateway } from './crash-gateway.js';
 import { DemoAnalyzer } from './demo-analyzer.js';

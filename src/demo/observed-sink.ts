@@ -2,7 +2,7 @@
 // simulate the gateway dying in the middle of a delivery. `freeze()` is that instant: answers still on their way
 // never reach the drain, so the store records nothing about them, exactly as after a power cut; the sink itself
 // (PostgreSQL, the LIMS) may well have applied them. `holdNextAnswer()` makes sure one batch is in that state.
-import type { OutboxRow, Outcome, Sink } from '../sinks/sink.js';
+import type { OutboxRow, Outcome, Sink } from '../delivery/contract.js';
 
 /** Called with each batch and its outcomes, as the drain receives them. */
 export type OutcomeListener = (sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[]) => void;

@@ -1,7 +1,8 @@
 // The thin runner of detection: opens the port at the setting the detector asks for, feeds it the bytes, the time and
 // the port's ups and downs, and never writes. It holds the port only as a ListeningLine, a type without `write`, so
 // no ACK or NAK can reach an analyzer that is still being detected (it keeps its results and repeats its ENQ).
-import type { Clock, DriverLog } from '../driver.js';
+import type { Clock } from '../clock.js';
+import type { Log } from '../log.js';
 import { isMissingDevice, reopenDelay, defaultReopenPolicy, type PortStatus } from '../transport/supervisor.js';
 import type { CloseInfo, Transport } from '../transport/transport.js';
 import { defaultDetectorTiming, startDetector, stepDetector, type DetectorEffect, type DetectorInput, type DetectorOptions, type DetectorState } from './detector.js';
@@ -20,7 +21,7 @@ export interface DetectingPortOptions {
   /** Opens the port at a setting; rejects when the device is missing or fails. */
   open: (setting: SerialSetting, signal: AbortSignal) => Promise<ListeningLine>;
   clock: Clock;
-  log: DriverLog;
+  log: Log;
   random?: () => number;
   timing?: Partial<Pick<DetectorOptions, 'gapMs' | 'silenceMs' | 'maxBurstBytes'>>;
   onStatus?: (status: PortStatus) => void;

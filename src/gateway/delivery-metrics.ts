@@ -1,7 +1,7 @@
 // Feeds a drain's recorded outcomes into /metrics: counts per outcome and, for delivered rows, the latency from
 // the capture's arrival to the sink's confirmation.
 import type { Metrics } from '../metrics.js';
-import type { OutboxRow, Outcome } from '../sinks/sink.js';
+import type { OutboxRow, Outcome } from '../delivery/contract.js';
 
 // The payload is JSON written by labgate itself; reading one field by pattern avoids parsing every payload on the
 // drain's hot path.

@@ -2,8 +2,9 @@
 // Recovery after a power cut needs no replay step: a capture and its results commit in one transaction, so the
 // store never holds a journaled-but-unprocessed message; only in-flight deliveries are released.
 import type { Config } from '../config/schema.js';
-import type { Clock, DriverEvent } from '../driver.js';
-import { bindInstruments, type BoundInstrument } from '../drivers.js';
+import type { Clock } from '../clock.js';
+import type { DriverEvent } from '../runner-contract.js';
+import { bindInstruments, type BoundInstrument } from '../driver-registry.js';
 import { DiskGuard, type StatFs } from '../disk-guard.js';
 import type { Drain } from '../delivery/drain.js';
 import { createDrains } from '../delivery/drains.js';
@@ -12,7 +13,7 @@ import { sinkLogger, type Logger } from '../logger.js';
 import { LogSummary } from '../log-summary.js';
 import { Metrics } from '../metrics.js';
 import type { ProcessFaults } from '../process-faults.js';
-import type { Sink } from '../sinks/sink.js';
+import type { Sink } from '../delivery/contract.js';
 import { Retention } from '../store/retention.js';
 import { openStore, type Store } from '../store/store.js';
 import type { SerialPortFactory } from '../transport/endpoint.js';

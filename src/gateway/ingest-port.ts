@@ -1,7 +1,7 @@
 // From the store's ingest (which throws on a full disk or an I/O error) to the drivers' typed IngestPort.
 // ARCHITECTURE.md invariant 1: `committed` is returned only after the transaction is durable; anything else
 // makes the driver refuse the message (NAK / AR) so the analyzer keeps it.
-import type { IngestPort } from '../driver.js';
+import type { IngestPort } from '../runner-contract.js';
 import type { Store } from '../store/store.js';
 
 export interface IngestPortOptions {

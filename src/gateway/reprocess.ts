@@ -1,9 +1,10 @@
 // Reprocessing a rejected capture after the configuration was fixed (ARCHITECTURE.md invariant 2): the raw bytes
 // are decoded again with the instrument's current driver and mapping, exactly as `labgate decode` would.
-import type { BoundInstrument } from '../drivers.js';
+import type { BoundInstrument } from '../driver-registry.js';
 import { LabgateError } from '../errors.js';
 import type { DecodedMessage } from '../message.js';
-import type { IngestSummary, Store } from '../store/store.js';
+import type { IngestSummary } from '../message.js';
+import type { Store } from '../store/store.js';
 
 /** Decodes capture `id` again and re-ingests it under the same rules; throws USAGE when it cannot. */
 export function reprocessCapture(store: Store, instruments: ReadonlyMap<string, BoundInstrument>, id: number, actor: string): IngestSummary {

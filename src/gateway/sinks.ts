@@ -4,7 +4,7 @@ import { sinkLogger, type Logger } from '../logger.js';
 import { createFhirSink } from '../sinks/fhir.js';
 import { createLimsSink } from '../sinks/lims.js';
 import { createPostgresSink } from '../sinks/postgres.js';
-import type { Sink } from '../sinks/sink.js';
+import type { Sink } from '../delivery/contract.js';
 
 /** Names of the enabled sinks, in a fixed order (postgres, lims, fhir): each new result gets one outbox row per name. */
 export function enabledSinkNames(config: Config): string[] {

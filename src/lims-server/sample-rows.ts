@@ -1,7 +1,7 @@
 // Outbox rows as the store would hand them to the LIMS sink: for the tests, the LIMS bench and the demo.
 import { buildPayload, sha256Hex } from '../payload.js';
 import { keyedResultSchema, type KeyedResultInput } from '../result.js';
-import type { OutboxRow } from '../sinks/sink.js';
+import type { OutboxRow } from '../delivery/contract.js';
 
 /** A plausible potassium result number `i`; `overrides` change clinical fields. */
 export function sampleResult(i: number, overrides: Partial<KeyedResultInput> = {}): KeyedResultInput {

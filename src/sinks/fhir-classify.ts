@@ -3,7 +3,7 @@
 // with this one Observation is a dead letter (the invalid and processing families); whatever concerns every
 // Observation alike (auth, scopes, an unsupported interaction, a server error) is evidence that the sink is unwell
 // (scope 'sink'; 'unreachable' when no connection could be made), which the delivery engine's breaker weighs.
-import type { RetryScope } from './sink.js';
+import type { RetryScope } from '../delivery/contract.js';
 
 /** What came back for one entry or one whole request. */
 export type FhirAnswer =
@@ -82,7 +82,7 @@ export function outcomeIssues(document: unknown): { codes: string[]; text: strin
 }
 
 /**
- * The outcomes of the rows that rode on one exchange, weighed as one piece of evidence (sinks/sink.ts): when every
+ * The outcomes of the rows that rode on one exchange, weighed as one piece of evidence (delivery/contract.ts): when every
  * row failed, the first sink-wide retry keeps its scope and the others are the record's own; when the server
  * answered any row, it is up, and a failed entry concerns that record alone.
  */

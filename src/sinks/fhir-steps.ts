@@ -6,7 +6,7 @@
 // (http.html#concurrency). A failed precondition, or a create that found the Observation already there, is
 // resolved by reading it: the same clinical content is our own earlier write (delivered), anything else is
 // somebody else's version (a conflict for a person, never overwritten).
-import type { Outcome } from './sink.js';
+import type { Outcome } from '../delivery/contract.js';
 import { classifyFhir, outcomeIssues } from './fhir-classify.js';
 import { observationContent, type FhirObservation } from './fhir-observation.js';
 

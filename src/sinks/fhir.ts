@@ -13,7 +13,8 @@ import { retryAfterAt } from './lims-classify.js';
 import { exchange, type LimsResponse } from './lims-http.js';
 import { createTokenProvider, type TokenAuth, type TokenProvider } from './lims-token.js';
 import { readRowPayload } from './row-payload.js';
-import type { OutboxRow, Outcome, Sink } from './sink.js';
+import type { OutboxRow, Outcome, Sink } from '../delivery/contract.js';
+import type { Log } from '../log.js';
 
 /** The sink's configuration (the `sinks.fhir` section). */
 export interface FhirSinkOptions extends ObservationOptions {
@@ -32,18 +33,11 @@ export interface FhirSinkOptions extends ObservationOptions {
   connections: number;
 }
 
-/** pino-compatible logger methods the sink uses. */
-export interface FhirLog {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 /** What the composition root (or a test) injects. */
 export interface FhirSinkDeps {
   dispatcher?: Dispatcher;
   now: () => number;
-  log: FhirLog;
+  log: Log;
   readSecret?: (path: string) => Promise<string>;
 }
 

@@ -2,7 +2,7 @@
 // ARCHITECTURE.md invariant 6: only record-specific permanent failures are dead; anything that says "the LIMS
 // (or the way to it) is unwell" is a retry with scope 'sink' (the delivery engine retries the record, and pauses the
 // drain when such failures come in a row), or 'unreachable' when no connection could be made (paused at once).
-import type { RetryScope } from './sink.js';
+import type { RetryScope } from '../delivery/contract.js';
 
 /** What came back from one request: an HTTP answer, or no answer at all. */
 export type Exchange =

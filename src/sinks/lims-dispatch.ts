@@ -5,7 +5,7 @@
 import { classify, problemOf, retryAfterAt } from './lims-classify.js';
 import { authedExchange } from './lims-authed.js';
 import type { OrdersEndpoint } from './lims-orders.js';
-import type { OutboxRow, Outcome, Sink } from './sink.js';
+import type { OutboxRow, Outcome, Sink } from '../delivery/contract.js';
 import { DISPATCH_SINK, type DispatchPayload } from '../store/dispatches.js';
 
 /** The dispatch sink over an orders endpoint. */

@@ -12,7 +12,8 @@ import type { LimsResponse } from './lims-http.js';
 import { createLimiter, type Limiter } from './lims-limiter.js';
 import { createTokenProvider, type LimsAuth, type TokenProvider } from './lims-token.js';
 import { readRowPayload } from './row-payload.js';
-import type { OutboxRow, Outcome, Sink } from './sink.js';
+import type { OutboxRow, Outcome, Sink } from '../delivery/contract.js';
+import type { Log } from '../log.js';
 
 /** The sink's configuration (the `lims` section of the config file). */
 export interface LimsSinkOptions {
@@ -32,20 +33,12 @@ export interface LimsSinkOptions {
   processingRetryMs?: number;
 }
 
-/** pino-compatible logger methods the sink uses. */
-export interface LimsLog {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 /** What the composition root (or a test) injects. */
 export interface LimsSinkDeps {
   /** Defaults to an undici Agent: one keep-alive pool per origin (the token URL may be another host). */
   dispatcher?: Dispatcher;
   now: () => number;
-  log: LimsLog;
+  log: Log;
   gatewayId: string;
   /** Reads a secret file; defaults to fs. */
   readSecret?: (path: string) => Promise<string>;

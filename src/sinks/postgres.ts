@@ -17,7 +17,7 @@ import {
   type StoredVersion,
 } from './postgres-statement.js';
 import { checkRowPayload } from './row-payload.js';
-import type { OutboxRow, Outcome, Sink } from './sink.js';
+import type { OutboxRow, Outcome, Sink } from '../delivery/contract.js';
 
 /** The PostgreSQL sink's configuration (the `postgres` section) plus the gateway's identity. */
 export interface PostgresSinkOptions extends PostgresConnectionOptions {
@@ -160,7 +160,7 @@ class PostgresLoader implements PostgresSink {
   }
 }
 
-// One failed statement is one piece of evidence about the sink, however many rows rode on it (sinks/sink.ts).
+// One failed statement is one piece of evidence about the sink, however many rows rode on it (delivery/contract.ts).
 function failedExchange(slots: readonly Slot[], reason: string, out: Outcome[]): void {
   slots.forEach((s, i) => (out[s.index] = { kind: 'retry', reason, scope: i === 0 ? 'sink' : 'record' }));
 }

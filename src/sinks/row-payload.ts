@@ -2,7 +2,7 @@
 // digest kept beside it) and it is a result payload for the row's own key. A row that fails is a dead letter with
 // the reason, never sent: a destination must never receive a record the store did not write.
 import { sha256Hex, type ResultPayload } from '../payload.js';
-import type { OutboxRow, Outcome } from './sink.js';
+import type { OutboxRow, Outcome } from '../delivery/contract.js';
 
 type Dead = Extract<Outcome, { kind: 'dead' }>;
 

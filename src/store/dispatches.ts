@@ -6,7 +6,7 @@
 // means a repeated PUT the LIMS absorbs).
 import type Database from 'better-sqlite3';
 import { sha256Hex } from '../payload.js';
-import type { OutboxRow, Outcome } from '../sinks/sink.js';
+import type { OutboxRow, Outcome } from '../delivery/contract.js';
 
 /** The sink name dispatch rows are drained under. */
 export const DISPATCH_SINK = 'lims-dispatch';

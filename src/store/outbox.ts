@@ -7,7 +7,7 @@
 // The payload is the result's, stored once for every sink: a row's result is the rowid `id / 16` (ingest.ts,
 // outboxIdOf), so a claim reads it by one rowid lookup and an outcome rewrites only the small outbox row.
 import type Database from 'better-sqlite3';
-import type { OutboxRow, Outcome } from '../sinks/sink.js';
+import type { OutboxRow, Outcome } from '../delivery/contract.js';
 import { OUTBOX_SLOTS } from './ingest.js';
 import { OutboxOperator } from './outbox-operator.js';
 

@@ -1,16 +1,11 @@
 // Retention on an SD card: runs pruneOnce (prune.ts, where the rules are written down) shortly after start and
 // then every interval, never in the way of start-up or of an analyzer's commit.
 import type Database from 'better-sqlite3';
-import type { Clock } from '../driver.js';
+import type { Clock } from '../clock.js';
 import { pruneOnce } from './prune.js';
+import type { Log } from '../log.js';
 
 const DAY_MS = 86_400_000;
-
-/** Minimal logger (pino child loggers satisfy it). */
-export interface RetentionLog {
-  info(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 /** Configuration and injected parts of the retention timer. */
 export interface RetentionOptions {
@@ -20,7 +15,7 @@ export interface RetentionOptions {
   auditDays: number;
   /** MB of the newest rejected captures kept; older ones go. Absent: every rejected capture is kept. */
   rejectedMb?: number;
-  log?: RetentionLog;
+  log?: Log;
   /** Between runs. Default one hour. */
   intervalMs?: number;
   /** From start() to the first run, so start-up (and readiness) never waits on pruning. Default one minute. */

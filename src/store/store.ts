@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { LabgateError } from '../errors.js';
-import type { Capture, DecodedMessage, InboundMessage, Rejection } from '../message.js';
+import type { Capture, DecodedMessage, InboundMessage, IngestSummary, Rejection } from '../message.js';
 import { sha256Hex } from '../payload.js';
 import type { KeyedResult } from '../result.js';
 import { CaptureJournal, type JournaledCapture, type RejectedCapture } from './captures.js';
@@ -20,15 +20,6 @@ import { Outbox } from './outbox.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
 export type { ConflictChoice, InstrumentFigures, OpenConflict, RecentResult, RejectedCapture, Resolution, ResultRef, SinkDelivery, StoreCounts };
-
-/** What one ingest did. */
-export interface IngestSummary {
-  captureId: number;
-  inserted: number;
-  absorbed: number;
-  conflicts: number;
-  rejected: number;
-}
 
 /** How to open a store: where, which sinks, and the injected clock. */
 export interface StoreOptions {

@@ -3,7 +3,8 @@
 // short-lived child cannot exit before PID 1 has attributed it to the unit; the unit sets NotifyAccess=all
 // because the sender is our child, not the main process. Without $NOTIFY_SOCKET every call is a no-op.
 import { execFile } from 'node:child_process';
-import type { Clock, DriverLog } from '../driver.js';
+import type { Clock } from '../clock.js';
+import type { Log } from '../log.js';
 
 /** Runs `systemd-notify` with the given arguments and environment; injected in tests. */
 export type NotifyExec = (args: string[], env: NodeJS.ProcessEnv) => Promise<void>;
@@ -17,7 +18,7 @@ export interface NotifierOptions {
   /** The environment systemd gave us (NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID). */
   env: NodeJS.ProcessEnv;
   pid: number;
-  log: DriverLog;
+  log: Log;
   exec?: NotifyExec;
 }
 

@@ -3,7 +3,9 @@
 // driver runner on it). Every instrument has its own supervisor and nothing here is shared between them, so
 // one instrument's trouble stays its own (ARCHITECTURE.md invariant 7).
 import type { Finding } from '../detect/finding.js';
-import type { Clock, DriverEvent, DriverLog } from '../driver.js';
+import type { Clock } from '../clock.js';
+import type { DriverEvent } from '../runner-contract.js';
+import type { Log } from '../log.js';
 import type { CloseInfo, Transport } from './transport.js';
 
 /** What the technician sees: connected, waiting for the device (missing/refused), or an error with its reason. */
@@ -74,7 +76,7 @@ export interface SupervisorOptions {
   /** Starts a driver runner on a fresh transport. */
   attach: (transport: Transport) => Attachment;
   clock: Clock;
-  log: DriverLog;
+  log: Log;
   random?: () => number;
   policy?: ReopenPolicy;
   /** Reason shown while an open is pending (a tcp-server endpoint waits for the analyzer to connect). */

@@ -10,7 +10,7 @@
 // Every refusal is reported to `onRefused` (the supervisor logs it, summarized, and counts it). The listener stays
 // open whatever the clients do: only `close()` ends it.
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { systemClock, type Clock } from '../driver.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { AllowList } from './allow-list.js';
 import { abortError, SocketTransport, type TcpAddress } from './tcp.js';
 import type { Transport } from './transport.js';

@@ -2,7 +2,7 @@
 // which issue 8 adds through `route()` on the same server.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DriverLog } from '../driver.js';
+import type { Log } from '../log.js';
 import { ConnectionGate, type ConnectionBudget, type ConnectionCounts } from './connections.js';
 
 /** Handles one request; `url` is already parsed. A thrown error becomes a 500 and a log line. */
@@ -34,7 +34,7 @@ export const defaultHttpLimits: HttpLimits = { max: 256, idleMs: 10_000, headers
 export interface WebServerOptions {
   host: string;
   port: number;
-  log: DriverLog;
+  log: Log;
   routes?: Route[];
   guard?: RequestGuard;
   limits?: Partial<HttpLimits>;

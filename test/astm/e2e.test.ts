@@ -9,19 +9,21 @@ import { SerialPort } from 'serialport';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AstmEmulator, frameTexts, type EmulatorFaults } from '../../drivers/astm/emulator.js';
 import { createAstmRunner } from '../../drivers/astm/runner.js';
-import type { DriverEvent, IngestOutcome } from '../../src/driver.js';
-import { systemClock } from '../../src/driver.js';
+import type { DriverEvent, IngestOutcome } from '../../src/runner-contract.js';
+import { systemClock } from '../../src/clock.js';
 import type { InboundMessage } from '../../src/message.js';
-import { openStore, type IngestSummary, type Store } from '../../src/store/store.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { type IngestSummary } from '../../src/message.js';
 import { SerialTransport } from '../../src/transport/serial.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { options, profile } from './profile.js';
 import { transportPair } from './pair.js';
+import { silentLog } from '../../src/log.js';
 
 const SOCAT = '/usr/bin/socat';
 const codes = ['GLU', 'NA', 'K', 'CL', 'CRP'];
 const p = profile(codes.map((code, i) => ({ code, loinc: `2000${i}-0`, unit: 'mmol/L' })), { id: 'e2e-chem' });
-const silent = { info() {}, warn() {}, error() {}, debug() {} };
+const silent = silentLog;
 
 /** `n` messages of `per` results each; every result has its own key. */
 function messages(tag: string, n: number, per: number): string[] {

@@ -1,11 +1,12 @@
 // A runner on a fake transport with a recording ingest port: what the runtime gives a driver, in memory.
-import type { DriverEvent, IngestOutcome } from '../../src/driver.js';
+import type { DriverEvent, IngestOutcome } from '../../src/runner-contract.js';
 import type { InstrumentProfile } from '../../src/config/mapping.js';
 import type { InboundMessage } from '../../src/message.js';
 import { FakeTransport } from '../../src/transport/fake.js';
 import { createAstmRunner } from '../../drivers/astm/runner.js';
 import type { AstmOptions } from '../../drivers/astm/options.js';
 import { ManualClock } from '../fixtures/manual-clock.js';
+import { silentLog } from '../../src/log.js';
 
 /** Records the order of ingests and writes, so durable-before-ACK can be asserted. */
 export interface Harness {
@@ -21,7 +22,7 @@ export interface Harness {
 }
 
 const summary = { captureId: 1, inserted: 0, absorbed: 0, conflicts: 0, rejected: 0 };
-const silent = { info() {}, warn() {}, error() {}, debug() {} };
+const silent = silentLog;
 
 /** Starts an ASTM runner over a FakeTransport whose ingest always commits unless told otherwise. */
 export function harness(profile: InstrumentProfile, options: AstmOptions, transport = new FakeTransport()): Harness {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nextDelay, retryAt, retryTimes } from '../../src/delivery/backoff.js';
-import type { Outcome } from '../../src/sinks/sink.js';
+import type { Outcome } from '../../src/delivery/contract.js';
 
 const policy = { baseMs: 1_000, capMs: 300_000 };
 

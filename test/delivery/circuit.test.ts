@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { admit, closedCircuit, judgeBatch, stepCircuit, type CircuitInput, type CircuitState } from '../../src/delivery/circuit.js';
-import type { Outcome } from '../../src/sinks/sink.js';
+import type { Outcome } from '../../src/delivery/contract.js';
 
 const policy = { probeIntervalMs: 15_000, failureThreshold: 3 };
 const open = (probeAt: number, since = 1_000): CircuitState => ({ kind: 'open', probeAt, since, reason: 'down' });

@@ -2,7 +2,7 @@
 // timer while idle, pauses a down sink without burning attempts, bounds batches in flight, stops cleanly.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Drain } from '../../src/delivery/drain.js';
-import type { OutboxRow, Outcome, Sink } from '../../src/sinks/sink.js';
+import type { OutboxRow, Outcome, Sink } from '../../src/delivery/contract.js';
 import { ManualClock, settle } from '../fixtures/manual-clock.js';
 import { enqueue, sampleResult, states, testStore, type TestStore } from './fixture.js';
 

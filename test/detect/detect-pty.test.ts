@@ -11,14 +11,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AstmEmulator } from '../../drivers/astm/emulator.js';
 import { DetectingPort } from '../../src/detect/detecting-port.js';
 import type { SerialSetting } from '../../src/detect/setting.js';
-import { systemClock, type DriverLog } from '../../src/driver.js';
+import { systemClock } from '../../src/clock.js';
+import { silentLog, type Log } from '../../src/log.js';
 import { openListening, type SerialPortOptions } from '../../src/transport/endpoint.js';
 import type { SerialTransport } from '../../src/transport/serial.js';
 import { Cable, until } from '../e2e/harness.js';
 import { samples } from './samples.js';
 import { reframe } from './uart.js';
 
-const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+const quiet: Log = silentLog;
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AstmEmulator, type EmulatorOutcome } from '../../drivers/astm/emulator.js';
-import { systemClock } from '../../src/driver.js';
+import { systemClock } from '../../src/clock.js';
 import type { TestDatabase } from '../postgres/pg.js';
 import { mindrayBs } from '../hl7/fixtures.js';
 import { astmCodes, astmInstrument, astmMessage, Hl7TcpSender } from './analyzers.js';

@@ -7,7 +7,7 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AstmEmulator, type EmulatorOutcome } from '../../drivers/astm/emulator.js';
-import { systemClock } from '../../src/driver.js';
+import { systemClock } from '../../src/clock.js';
 import { mindrayBs } from '../hl7/fixtures.js';
 import { astmCodes, astmInstrument, astmMessage, Hl7TcpSender } from './analyzers.js';
 import { Cable, freePort, GatewayChild, requireSocat, scratch, until, writeConfig } from './harness.js';

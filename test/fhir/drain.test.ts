@@ -2,7 +2,7 @@
 // (lost answers, server errors, throttling, latency), and a gateway that dies between sending a batch and marking
 // it. Every time: each result is one Observation, created once, and nothing is dead-lettered.
 import { afterEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/driver.js';
+import { systemClock } from '../../src/clock.js';
 import { Drain } from '../../src/delivery/drain.js';
 import { FhirTestServer, type FhirServerOptions } from '../../src/fhir-server/server.js';
 import { seededRandom } from '../../src/lims-server/faults.js';

@@ -5,7 +5,7 @@ import { FhirTestServer, type FhirServerOptions } from '../../src/fhir-server/se
 import { sampleResult, sampleRow } from '../../src/lims-server/sample-rows.js';
 import type { KeyedResultInput } from '../../src/result.js';
 import { createFhirSink, type FhirSink, type FhirSinkOptions } from '../../src/sinks/fhir.js';
-import type { OutboxRow } from '../../src/sinks/sink.js';
+import type { OutboxRow } from '../../src/delivery/contract.js';
 import { captureLog } from '../lims/harness.js';
 
 /** labgate's default systems, as the config schema fills them in. */

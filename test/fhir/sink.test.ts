@@ -2,7 +2,7 @@
 // somebody else's change, one bad row dead-lettered alone, both ways of creating, the classification of failures.
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/payload.js';
-import type { Outcome } from '../../src/sinks/sink.js';
+import type { Outcome } from '../../src/delivery/contract.js';
 import { fhirRig, fhirRow, fhirRows, SYSTEMS, type FhirRig } from './harness.js';
 
 let r: FhirRig | undefined;

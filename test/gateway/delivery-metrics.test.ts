@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { recordDeliveryMetrics } from '../../src/gateway/delivery-metrics.js';
 import { Metrics } from '../../src/metrics.js';
-import type { OutboxRow } from '../../src/sinks/sink.js';
+import type { OutboxRow } from '../../src/delivery/contract.js';
 
 const row = (id: number, receivedAt: string): OutboxRow => ({
   id,

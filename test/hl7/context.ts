@@ -1,7 +1,7 @@
 // A DriverContext for runner tests: the real FakeTransport, an in-memory IngestPort that keeps every
 // message and deduplicates results by key (as the store does), a manual clock and a recording log.
 import type { InstrumentProfile } from '../../src/config/mapping.js';
-import type { DriverContext, DriverEvent, IngestOutcome } from '../../src/driver.js';
+import type { DriverContext, DriverEvent, IngestOutcome } from '../../src/runner-contract.js';
 import type { InboundMessage } from '../../src/message.js';
 import { dedupKey } from '../../src/result.js';
 import { FakeTransport } from '../../src/transport/fake.js';
@@ -51,7 +51,7 @@ export function makeContext(profile: InstrumentProfile) {
     ingest: ingest.port,
     accepting: () => accepting,
     clock,
-    log: { info: record('info'), warn: record('warn'), error: record('error'), debug: record('debug') },
+    log: { info: record('info'), warn: record('warn'), error: record('error'), debug: record('debug'), fatal: record('fatal') },
     onEvent: (e) => events.push(e),
   };
   return { ctx, transport, ingest, clock, events, logs, timeline, setAccepting: (v: boolean) => (accepting = v) };

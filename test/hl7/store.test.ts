@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { createHl7Runner } from '../../drivers/hl7/runner.js';
-import type { IngestPort } from '../../src/driver.js';
+import type { IngestPort } from '../../src/runner-contract.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { makeContext, settle } from './context.js';
 import { lri251, mindrayBs } from './fixtures.js';

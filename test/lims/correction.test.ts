@@ -3,7 +3,7 @@
 // Somebody editing again after the conflict was reported makes the forward fail its precondition: a new conflict.
 import { afterEach, describe, expect, it } from 'vitest';
 import { sampleResult, sampleRow } from '../../src/lims-server/sample-rows.js';
-import type { OutboxRow, Outcome } from '../../src/sinks/sink.js';
+import type { OutboxRow, Outcome } from '../../src/delivery/contract.js';
 import { rig, type Rig } from './harness.js';
 
 let r: Rig | undefined;

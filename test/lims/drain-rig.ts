@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Drain, type DrainPolicy } from '../../src/delivery/drain.js';
 import type { LimsServerOptions } from '../../src/lims-server/server.js';
 import type { LimsSinkOptions } from '../../src/sinks/lims.js';
-import type { OutboxRow, Outcome, Sink } from '../../src/sinks/sink.js';
+import type { OutboxRow, Outcome, Sink } from '../../src/delivery/contract.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { ManualClock, settle } from '../fixtures/manual-clock.js';
 import { until as poll } from '../fixtures/until.js';

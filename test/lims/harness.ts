@@ -4,16 +4,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLimsServer, type LimsServer, type LimsServerOptions } from '../../src/lims-server/server.js';
-import { createLimsSink, type LimsLog, type LimsSinkDeps, type LimsSinkOptions } from '../../src/sinks/lims.js';
-import type { OutboxRow, Outcome, Sink } from '../../src/sinks/sink.js';
+import { createLimsSink, type LimsSinkDeps, type LimsSinkOptions } from '../../src/sinks/lims.js';
+import type { OutboxRow, Outcome, Sink } from '../../src/delivery/contract.js';
+import type { Log } from '../../src/log.js';
 
 export const CLIENT_SECRET = 'labgate-secret-Zq81';
 
 /** Every line the sink logged, as JSON text. */
-export function captureLog(): LimsLog & { lines: string[] } {
+export function captureLog(): Log & { lines: string[] } {
   const lines: string[] = [];
   const at = (level: string) => (obj: object, msg?: string) => void lines.push(JSON.stringify({ level, ...obj, msg }));
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), fatal: at('fatal') };
 }
 
 /** A started server and a sink on it; call `close()` after. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Drain } from '../../src/delivery/drain.js';
-import { systemClock } from '../../src/driver.js';
+import { systemClock } from '../../src/clock.js';
 import { createLimsServer, type LimsServer, type TestSpecimen } from '../../src/lims-server/server.js';
 import { createDispatchSink } from '../../src/sinks/lims-dispatch.js';
 import { createOrdersClient, ordersEndpoint, type OrdersEndpoint } from '../../src/sinks/lims-orders.js';

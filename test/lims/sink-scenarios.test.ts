@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sampleResult, sampleRow, sampleRows } from '../../src/lims-server/sample-rows.js';
 import { seededRandom } from '../../src/lims-server/server.js';
-import type { Outcome } from '../../src/sinks/sink.js';
+import type { Outcome } from '../../src/delivery/contract.js';
 import { CLIENT_SECRET, drain, rig, type Rig } from './harness.js';
 
 let r: Rig | undefined;

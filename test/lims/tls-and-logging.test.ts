@@ -10,7 +10,8 @@ import { sampleRows } from '../../src/lims-server/sample-rows.js';
 import { createLimsServer, type LimsServer } from '../../src/lims-server/server.js';
 import { createLimsSink, type LimsSinkOptions } from '../../src/sinks/lims.js';
 import { limsRedactPaths } from '../../src/sinks/lims-token.js';
-import type { Sink } from '../../src/sinks/sink.js';
+import type { Sink } from '../../src/delivery/contract.js';
+import { silentLog } from '../../src/log.js';
 
 const SECRET = 'tls-secret-4Kp';
 const dir = mkdtempSync(join(tmpdir(), 'lims-tls-'));
@@ -42,7 +43,7 @@ function options(url: string, extra: Partial<LimsSinkOptions> = {}): LimsSinkOpt
   };
 }
 
-const silent = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const silent = silentLog;
 
 describe('LIMS sink over HTTPS and with pino', () => {
   it('trusts the LIMS certificate through the configured CA file, and only then', async () => {

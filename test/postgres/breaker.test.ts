@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { Drain, type DrainPolicy } from '../../src/delivery/drain.js';
 import { createPostgresSink, type PostgresSink } from '../../src/sinks/postgres.js';
-import type { Sink } from '../../src/sinks/sink.js';
+import type { Sink } from '../../src/delivery/contract.js';
 import { enqueue, sampleResult, states, testStore, type TestStore } from '../delivery/fixture.js';
 import { ManualClock } from '../fixtures/manual-clock.js';
 import { until } from '../lims/drain-rig.js';

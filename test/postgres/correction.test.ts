@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { clinicalContent, type KeyedResult } from '../../src/result.js';
 import { createPostgresSink, type PostgresSink } from '../../src/sinks/postgres.js';
-import type { OutboxRow } from '../../src/sinks/sink.js';
+import type { OutboxRow } from '../../src/delivery/contract.js';
 import { sampleResult } from '../delivery/fixture.js';
 import { audited, loaded, outboxRow, testDatabase, type TestDatabase } from './pg.js';
 

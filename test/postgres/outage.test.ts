@@ -1,7 +1,7 @@
 // PostgreSQL unreachable for a while, then back: the drain pauses and probes, nothing is dead-lettered, no row's
 // attempts are burned, and once the network returns every result is loaded exactly once.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { systemClock } from '../../src/driver.js';
+import { systemClock } from '../../src/clock.js';
 import { Drain } from '../../src/delivery/drain.js';
 import { createPostgresSink } from '../../src/sinks/postgres.js';
 import { enqueue, sampleResult, states, testStore, type TestStore } from '../delivery/fixture.js';

@@ -6,7 +6,7 @@ import { inject } from 'vitest';
 import { buildPayload, sha256Hex } from '../../src/payload.js';
 import type { KeyedResult } from '../../src/result.js';
 import { migrateCentral } from '../../src/sinks/postgres-schema.js';
-import type { OutboxRow } from '../../src/sinks/sink.js';
+import type { OutboxRow } from '../../src/delivery/contract.js';
 
 /** A migrated schema of its own and a pool to reach it. */
 export interface TestDatabase {

@@ -9,7 +9,7 @@ import { clinicalContent } from '../../src/result.js';
 import { sha256Hex } from '../../src/payload.js';
 import { createPostgresSink } from '../../src/sinks/postgres.js';
 import { loaderGrants } from '../../src/sinks/postgres-schema.js';
-import type { OutboxRow } from '../../src/sinks/sink.js';
+import type { OutboxRow } from '../../src/delivery/contract.js';
 import { sampleResult } from '../delivery/fixture.js';
 import { outboxRow, testDatabase, type TestDatabase } from './pg.js';
 

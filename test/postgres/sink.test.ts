@@ -2,7 +2,7 @@
 // written, a poison row isolated, the schema migration idempotent.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sha256Hex } from '../../src/payload.js';
-import type { OutboxRow } from '../../src/sinks/sink.js';
+import type { OutboxRow } from '../../src/delivery/contract.js';
 import { createPostgresSink, type PostgresSink } from '../../src/sinks/postgres.js';
 import { migrateCentral } from '../../src/sinks/postgres-schema.js';
 import { enqueue, sampleResult, testStore, type TestStore } from '../delivery/fixture.js';

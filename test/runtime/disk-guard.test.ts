@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DiskGuard, diskAccepting, resumeMargin, type DiskStatus } from '../../src/disk-guard.js';
-import type { DriverLog } from '../../src/driver.js';
+import { silentLog, type Log } from '../../src/log.js';
 import { ManualClock } from '../fixtures/manual-clock.js';
 
 const MiB = 1024 * 1024;
-const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+const quiet: Log = silentLog;
 
 describe('diskAccepting', () => {
   const floor = 200 * MiB;

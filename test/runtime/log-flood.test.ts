@@ -4,8 +4,9 @@
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
-import { systemClock, type DriverEvent } from '../../src/driver.js';
-import { bindInstruments } from '../../src/drivers.js';
+import { systemClock } from '../../src/clock.js';
+import { type DriverEvent } from '../../src/runner-contract.js';
+import { bindInstruments } from '../../src/driver-registry.js';
 import { superviseInstruments } from '../../src/gateway/instruments.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { DriverLog } from '../../src/driver.js';
+import type { Log } from '../../src/log.js';
 import { LogSummary } from '../../src/log-summary.js';
 import { ManualClock } from '../fixtures/manual-clock.js';
 
-function capture(): { log: DriverLog; lines: { level: string; obj: object; msg: string | undefined }[] } {
+function capture(): { log: Log; lines: { level: string; obj: object; msg: string | undefined }[] } {
   const lines: { level: string; obj: object; msg: string | undefined }[] = [];
   const at = (level: string) => (obj: object, msg?: string): void => void lines.push({ level, obj, msg });
-  return { log: { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') }, lines };
+  return { log: { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug'), fatal: at('fatal') }, lines };
 }
 
 describe('LogSummary', () => {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { DriverLog } from '../../src/driver.js';
+import type { Log } from '../../src/log.js';
 import { createLogger, instrumentLogger, sinkLogger } from '../../src/logger.js';
 
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
@@ -18,7 +18,7 @@ describe('logger', () => {
   it('never writes a secret or a patient name, wherever it is nested', () => {
     const out = capture();
     const root = createLogger({ level: 'debug', gateway: 'gw1', destination: out.stream });
-    const chem: DriverLog = instrumentLogger(root, 'chem1');
+    const chem: Log = instrumentLogger(root, 'chem1');
     const lims = sinkLogger(root, 'lims');
     chem.info({ patientName: 'DOE^JANE', accession: 'A123' }, 'message committed');
     chem.debug({ message: { patient: { name: 'DOE^JANE', birthDate: '19700101' } } }, 'decoded');

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { DriverLog } from '../../src/driver.js';
+import { silentLog, type Log } from '../../src/log.js';
 import { SystemdNotifier } from '../../src/systemd/notify.js';
 import { ManualClock } from '../fixtures/manual-clock.js';
 
-const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+const quiet: Log = silentLog;
 
 describe('SystemdNotifier', () => {
   it('is a no-op without NOTIFY_SOCKET', async () => {

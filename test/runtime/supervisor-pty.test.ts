@@ -5,12 +5,13 @@ import { closeSync, constants, existsSync, mkdtempSync, openSync, readSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { systemClock, type DriverLog } from '../../src/driver.js';
+import { systemClock } from '../../src/clock.js';
+import { silentLog, type Log } from '../../src/log.js';
 import { SerialEndpoint } from '../../src/transport/endpoint.js';
 import { PortSupervisor } from '../../src/transport/supervisor.js';
 import type { Transport } from '../../src/transport/transport.js';
 
-const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+const quiet: Log = silentLog;
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

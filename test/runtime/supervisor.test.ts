@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { DriverLog } from '../../src/driver.js';
+import { silentLog, type Log } from '../../src/log.js';
 import { FakeTransport } from '../../src/transport/fake.js';
 import { PortSupervisor, reopenDelay, type PortStatus } from '../../src/transport/supervisor.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { ManualClock, settle } from '../fixtures/manual-clock.js';
 
-const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+const quiet: Log = silentLog;
 const policy = { baseMs: 1_000, capMs: 8_000, stableMs: 10_000 };
 
 /** A fake device: present or missing; each successful open yields a fresh FakeTransport. */

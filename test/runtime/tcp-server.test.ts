@@ -5,8 +5,9 @@ import { createConnection, createServer, type AddressInfo, type Socket } from 'n
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
-import { systemClock, type DriverLog } from '../../src/driver.js';
-import { bindInstruments } from '../../src/drivers.js';
+import { systemClock } from '../../src/clock.js';
+import { silentLog, type Log } from '../../src/log.js';
+import { bindInstruments } from '../../src/driver-registry.js';
 import { superviseInstruments } from '../../src/gateway/instruments.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
@@ -17,7 +18,7 @@ import type { CloseInfo, Transport } from '../../src/transport/transport.js';
 import { ManualClock, settle } from '../fixtures/manual-clock.js';
 import { until } from '../fixtures/until.js';
 
-const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+const quiet: Log = silentLog;
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

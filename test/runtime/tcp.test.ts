@@ -1,12 +1,13 @@
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { systemClock, type DriverLog } from '../../src/driver.js';
+import { systemClock } from '../../src/clock.js';
+import { silentLog, type Log } from '../../src/log.js';
 import { PortSupervisor } from '../../src/transport/supervisor.js';
 import { TcpClientEndpoint } from '../../src/transport/tcp.js';
 import { TcpServerEndpoint } from '../../src/transport/tcp-server.js';
 import type { CloseInfo, Transport } from '../../src/transport/transport.js';
 
-const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+const quiet: Log = silentLog;
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

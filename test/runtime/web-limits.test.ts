@@ -2,11 +2,11 @@
 // held never passes the cap, and a new request still gets through a flood of idle connections.
 import { createConnection, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DriverLog } from '../../src/driver.js';
+import { silentLog, type Log } from '../../src/log.js';
 import { send, WebServer, type HttpLimits } from '../../src/web/server.js';
 import { until } from '../fixtures/until.js';
 
-const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+const quiet: Log = silentLog;
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

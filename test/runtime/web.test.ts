@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DriverLog } from '../../src/driver.js';
+import { silentLog, type Log } from '../../src/log.js';
 import type { DiskStatus } from '../../src/disk-guard.js';
 import { Metrics } from '../../src/metrics.js';
 import type { PortStatus } from '../../src/transport/supervisor.js';
@@ -7,7 +7,7 @@ import { evaluateHealth, healthRoute, type HealthReport, type SinkHealth } from 
 import { metricsRoute } from '../../src/web/metrics.js';
 import { WebServer } from '../../src/web/server.js';
 
-const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+const quiet: Log = silentLog;
 const thresholds = { backlog: 100, oldestAgeMinutes: 10 };
 const servers: WebServer[] = [];
 afterEach(async () => {

@@ -1,4 +1,4 @@
-// The sink contract (src/sinks/sink.ts): what every sink must do, run against each one by its own test file.
+// The sink contract (src/delivery/contract.ts): what every sink must do, run against each one by its own test file.
 // One outcome per row in order; never a throw; a replay delivered; different content under the same key a
 // conflict that leaves the destination as it was; an outage a sink-wide retry; an abort a retry that sent
 // nothing. A new sink passes this suite with a harness of its own (a destination it can read, break and refuse).
@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { buildPayload, sha256Hex } from '../../src/payload.js';
 import { keyedResultSchema, type KeyedResultInput } from '../../src/result.js';
 import { sampleResult } from '../../src/lims-server/sample-rows.js';
-import type { OutboxRow, Outcome, Sink } from '../../src/sinks/sink.js';
+import type { OutboxRow, Outcome, Sink } from '../../src/delivery/contract.js';
 
 /** What the destination holds for a result's key: how many records, and the value of the one it holds. */
 export interface Held {
@@ -101,7 +101,7 @@ export function sinkContract(title: string, make: () => Promise<SinkHarness>): v
         await h.outage(true);
         const outs = await h.sink.deliver(rows, live());
         expect(outs.every((o) => o.kind === 'retry'), JSON.stringify(outs)).toBe(true);
-        // Sink-wide evidence (sinks/sink.ts): at least once per failed exchange, never only the records' own waits.
+        // Sink-wide evidence (delivery/contract.ts): at least once per failed exchange, never only the records' own waits.
         expect(outs.some((o) => o.kind === 'retry' && (o.scope === 'sink' || o.scope === 'unreachable')), JSON.stringify(outs)).toBe(true);
         await h.outage(false);
         expect(kinds(await h.sink.deliver(rows, live()))).toEqual(['delivered', 'delivered']);

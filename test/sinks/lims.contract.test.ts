@@ -1,7 +1,7 @@
 // The sink contract against the LIMS sink and the LIMS test server, and against the demo's observed sink (the LIMS
 // sink seen through the demo's window, which must keep every promise of the sink it wraps).
 import { ObservedSink } from '../../src/demo/observed-sink.js';
-import type { OutboxRow } from '../../src/sinks/sink.js';
+import type { OutboxRow } from '../../src/delivery/contract.js';
 import { rig } from '../lims/harness.js';
 import { sinkContract, type SinkHarness } from './contract.js';
 

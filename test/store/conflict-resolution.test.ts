@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/payload.js';
 import { clinicalContent, clinicalDigest, dedupKey } from '../../src/result.js';
-import type { Outcome } from '../../src/sinks/sink.js';
+import type { Outcome } from '../../src/delivery/contract.js';
 import type { Store } from '../../src/store/store.js';
 import { message, result, scratchPerTest } from './store-fixtures.js';
 

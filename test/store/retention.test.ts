@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../src/message.js';
-import type { Outcome } from '../../src/sinks/sink.js';
+import type { Outcome } from '../../src/delivery/contract.js';
 import { pruneOnce, type Cutoffs } from '../../src/store/prune.js';
 import { Retention } from '../../src/store/retention.js';
 import type { Store } from '../../src/store/store.js';

@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { AstmEmulator } from '../../drivers/astm/emulator.js';
-import { systemClock } from '../../src/driver.js';
+import { systemClock } from '../../src/clock.js';
 import { dedupKey, recordId } from '../../src/result.js';
 import { astmCodes, astmInstrument, astmMessage } from '../e2e/analyzers.js';
 import { Cable, freePort, GatewayChild, requireSocat, scratch, startLims, until, writeConfig, type LimsChild } from '../e2e/harness.js';

@@ -1,14 +1,14 @@
 // A real WebServer on 127.0.0.1 port 0 with the status page, /healthz and a /metrics stand-in, over a
 // FakeStatusSource; plus a raw node:http client so tests control every header (Host, Origin, Cookie).
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { DriverLog } from '../../src/driver.js';
+import { silentLog, type Log } from '../../src/log.js';
 import { healthRoute } from '../../src/web/health.js';
 import { send, WebServer } from '../../src/web/server.js';
 import type { RevokedSessions } from '../../src/web/status/revoked-sessions.js';
 import { statusPage } from '../../src/web/status/routes.js';
 import { FakeStatusSource, instrument, sink } from './fake-source.js';
 
-export const quiet: DriverLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+export const quiet: Log = silentLog;
 export const TOKEN = 'correct-horse-battery-staple-7f3a9c';
 
 /** A running gateway web listener for one test. */

@@ -2,7 +2,7 @@
 // (the source audits it with the time), remembers the outcome for the next page view, and redirects back
 // (303, so a reload does not post again).
 import type { ServerResponse } from 'node:http';
-import type { DriverLog } from '../../driver.js';
+import type { Log } from '../../log.js';
 import { send, type Route } from '../server.js';
 import type { StatusAuth } from './auth.js';
 import { readForm } from './form.js';
@@ -16,7 +16,7 @@ export interface ActionContext {
   auth: StatusAuth;
   flashes: FlashMessages;
   snapshots: SnapshotCache;
-  log?: DriverLog;
+  log?: Log;
 }
 
 type Perform = (form: URLSearchParams, actor: string) => MaybePromise<ActionOutcome> | null;

@@ -4,7 +4,8 @@
 import type { DrainStatus } from '../../delivery/drain.js';
 import { isLabgateError } from '../../errors.js';
 import type { DeadLetter, DeadLetterFilter, SinkCounts } from '../../store/outbox-operator.js';
-import type { IngestSummary, InstrumentFigures, OpenConflict, RejectedCapture, Resolution, ResultRef, SinkDelivery } from '../../store/store.js';
+import type { IngestSummary } from '../../message.js';
+import type { InstrumentFigures, OpenConflict, RejectedCapture, Resolution, ResultRef, SinkDelivery } from '../../store/store.js';
 import type { PortStatus } from '../../transport/supervisor.js';
 import { DailyCounters } from './daily-counters.js';
 import { instrumentView, payloadFields, sinkView, storedFields, type StoredResult } from './gateway-views.js';

@@ -5,7 +5,7 @@
 //   new WebServer({ host, port, log, guard: page.guard, routes: [...page.routes, healthRoute(...), metricsRoute(...)] });
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DriverLog } from '../../driver.js';
+import type { Log } from '../../log.js';
 import { send, type RequestGuard, type Route } from '../server.js';
 import { actionRoutes, redirect } from './actions.js';
 import { StatusAuth, type StatusAuthOptions } from './auth.js';
@@ -24,7 +24,7 @@ export interface StatusRoutesOptions {
   now: () => number;
   /** How long one snapshot serves every browser (the script polls every 2 s). Default 2000 ms. */
   snapshotCacheMs?: number;
-  log?: DriverLog;
+  log?: Log;
 }
 
 const HTML = 'text/html; charset=utf-8';

@@ -2,15 +2,10 @@
 // place or by renaming a new one over it) logs every browser out without restarting the gateway, which would drop an
 // analyzer's open session. The file is looked at, at most once a second, when a request needs the token.
 import { readFileSync, statSync } from 'node:fs';
+import type { Log } from '../../log.js';
 
 /** How often the file's identity (inode, size, modification time) is checked at most. */
 const CHECK_MS = 1_000;
-
-/** Minimal logger. */
-export interface TokenFileLog {
-  error(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-}
 
 /** The token in a file, trimmed; undefined while the file cannot be read or is empty. */
 export class TokenFile {
@@ -22,7 +17,7 @@ export class TokenFile {
   constructor(
     private readonly path: string,
     private readonly now: () => number,
-    private readonly log?: TokenFileLog,
+    private readonly log?: Log,
   ) {
     this.identity = identityOf(path);
     this.token = readFileSync(path, 'utf8').trim();

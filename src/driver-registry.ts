@@ -12,7 +12,7 @@ import { lineOptionsSchema } from '../drivers/line/options.js';
 import { createLineRunner } from '../drivers/line/runner.js';
 import type { InstrumentProfile } from './config/mapping.js';
 import { detectionScope } from './detect/setting.js';
-import type { DriverContext, DriverRunner } from './driver.js';
+import type { DriverContext, DriverRunner } from './runner-contract.js';
 import type { DecodedMessage, Protocol } from './message.js';
 
 /** One protocol's entry points, with its options already validated. */

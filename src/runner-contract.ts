@@ -1,23 +1,12 @@
-// The contract every driver's thin runner fulfils, so the runtime treats ASTM, HL7 and line alike.
+// The contract between the gateway and a protocol driver's thin runner (drivers/<protocol>/runner.ts): what the
+// runner is given (transport, commit port, clock, log) and what it reports, so the gateway treats ASTM, HL7 and line
+// alike. The protocol drivers themselves live in drivers/; driver-registry.ts binds them to their options.
 import type { InstrumentProfile } from './config/mapping.js';
-import type { IngestSummary } from './store/store.js';
-import type { DecodedMessage, InboundMessage, Protocol } from './message.js';
+import type { Clock } from './clock.js';
+import type { Log } from './log.js';
+import type { DecodedMessage, InboundMessage, IngestSummary, Protocol } from './message.js';
 import type { JunkSampler } from './junk-sampler.js';
 import type { Transport } from './transport/transport.js';
-
-/** Injected time: the runner arms timers through this, never through globals. */
-export interface Clock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** The real clock, for the composition root. */
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 /** Outcome of committing one message; `unavailable` means the analyzer must keep it (NAK / AR). */
 export type IngestOutcome =
@@ -36,14 +25,6 @@ export type DriverEvent =
   | { kind: 'discarded'; reason: string }
   | { kind: 'commit-failed'; reason: string };
 
-/** Minimal logger shape (pino's child loggers satisfy it). */
-export interface DriverLog {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug(obj: object, msg?: string): void;
-}
-
 /** Everything a runner needs, injected by the runtime. */
 export interface DriverContext {
   profile: InstrumentProfile;
@@ -52,7 +33,7 @@ export interface DriverContext {
   /** False while the store cannot accept (disk guard, shutdown): ENQ gets NAK, HL7 gets AR. */
   accepting: () => boolean;
   clock: Clock;
-  log: DriverLog;
+  log: Log;
   onEvent: (event: DriverEvent) => void;
   /** The instrument's sampler for input that is not a message at all (kept across sessions). */
   junk?: JunkSampler;

@@ -1,5 +1,6 @@
-// The sink interface: given a batch of outbox rows, one typed outcome per row. Sinks never touch SQLite;
-// the delivery engine records every outcome in one transaction per batch.
+// The delivery contract between the outbox and the sinks: a batch of outbox rows goes to a sink, one typed outcome
+// per row comes back. Sinks never touch SQLite; the delivery engine records every outcome in one transaction per
+// batch. Neutral ground: the store, delivery and every sink import this file, and none of them imports another.
 
 /** One row of the outbox as a sink sees it. `payload` is the JSON of a ResultPayload. */
 export interface OutboxRow {
