@@ -176,7 +176,7 @@ function applyOutcome(s: OutcomeStatements, sink: string, row: OutboxRow, outcom
   }
 }
 
-// A conflict outcome does not carry the sink's ETag yet (sinks/sink.ts); taken when a sink reports one.
-function theirEtag(outcome: Outcome): string | null {
-  return 'etag' in outcome && typeof outcome.etag === 'string' ? outcome.etag : null;
+// The version the sink holds (a conflict's `etag`, delivery/contract.ts), kept so a person's forward sends it as If-Match.
+function theirEtag(outcome: Extract<Outcome, { kind: 'conflict' }>): string | null {
+  return outcome.etag ?? null;
 }

@@ -138,8 +138,8 @@ describe('store.resolveConflict', () => {
     const store = s.open();
     store.ingest(message([result(1)]));
     const lims = store.outbox.claimDue('lims', 10);
-    // A sink that reports the ETag of the version it holds (the LIMS after its GET); sink.ts does not declare it yet.
-    const conflict = { kind: 'conflict', reason: 'the LIMS holds different clinical content', theirs: '{}', etag: '"v7"' } as Outcome;
+    // A sink that reports the ETag of the version it holds (the LIMS after its GET).
+    const conflict: Outcome = { kind: 'conflict', reason: 'the LIMS holds different clinical content', theirs: '{}', etag: '"v7"' };
     store.outbox.recordOutcomes('lims', lims, [conflict], [null]);
     store.resolveConflict(store.openConflicts(10)[0]!.id, 'forward', 'web-local');
     expect(outbox(store).find((r) => r.sink === 'lims')).toMatchObject({ state: 'pending', etag: '"v7"' });
