@@ -40,9 +40,9 @@ export default tseslint.config(
     io.map((name) => ({ name, message: 'protocol code does no I/O: the runner gets it injected' })),
   ),
   // The store owns SQLite and knows no driver, sink or drain: the delivery contract is all it shares with them.
-  restrict(['src/store/**/*.ts'], [folder('drivers'), folder('sinks'), folder('delivery', 'contract\\.js$'), folder('web'), folder('transport'), ...compositionRoot]),
+  restrict(['src/store/**/*.ts'], [folder('drivers'), folder('sinks'), folder('delivery', '[\\w-]*contract\\.js$'), folder('web'), folder('transport'), ...compositionRoot]),
   // Sinks never touch the store: they get outbox rows and return outcomes (delivery/contract.ts).
-  restrict(['src/sinks/**/*.ts'], [folder('store'), folder('drivers'), folder('delivery', 'contract\\.js$'), folder('web'), folder('transport'), ...compositionRoot]),
+  restrict(['src/sinks/**/*.ts'], [folder('store'), folder('drivers'), folder('delivery', '[\\w-]*contract\\.js$'), folder('web'), folder('transport'), ...compositionRoot]),
   // Delivery drives sinks through the contract alone and reads the store through the types of its outbox.
   restrict(['src/delivery/**/*.ts'], [folder('drivers'), folder('sinks'), folder('web'), folder('transport'), ...compositionRoot]),
   restrict(['src/transport/**/*.ts'], [folder('drivers'), folder('store'), folder('sinks'), folder('delivery'), folder('web'), ...compositionRoot]),

@@ -3,13 +3,13 @@
 import type { z } from 'zod';
 import { decodeAstmCapture } from '../drivers/astm/decode.js';
 import { astmOptionsSchema } from '../drivers/astm/options.js';
-import { createAstmRunner } from '../drivers/astm/runner.js';
+import { createAstmRunner, type AstmMessageDecoder } from '../drivers/astm/runner.js';
 import { decodeHl7Capture } from '../drivers/hl7/decode.js';
 import { hl7OptionsSchema } from '../drivers/hl7/options.js';
-import { createHl7Runner } from '../drivers/hl7/runner.js';
+import { createHl7Runner, type Hl7MessageDecoder } from '../drivers/hl7/runner.js';
 import { decodeLineCapture } from '../drivers/line/decode.js';
 import { lineOptionsSchema } from '../drivers/line/options.js';
-import { createLineRunner } from '../drivers/line/runner.js';
+import { createLineRunner, type LineReportDecoder } from '../drivers/line/runner.js';
 import type { InstrumentProfile } from './config/mapping.js';
 import { detectionScope } from './detect/setting.js';
 import type { DriverContext, DriverRunner } from './runner-contract.js';
@@ -22,30 +22,40 @@ export interface Driver {
   createRunner(ctx: DriverContext): DriverRunner;
 }
 
+/**
+ * The per-message decoders the runners use instead of their own (each protocol's default when absent): the
+ * injection point through which a test hands the running gateway a decoder that fails.
+ */
+export interface MessageDecoders {
+  astm?: AstmMessageDecoder;
+  hl7?: Hl7MessageDecoder;
+  line?: LineReportDecoder;
+}
+
 export type DriverOptionsResult =
   | { kind: 'ok'; driver: Driver }
   | { kind: 'invalid'; problems: { path: string; message: string }[] };
 
 /** Validates an instrument's driver options and binds them into a Driver. */
-export function bindDriver(protocol: Protocol, rawOptions: unknown): DriverOptionsResult {
+export function bindDriver(protocol: Protocol, rawOptions: unknown, decoders: MessageDecoders = {}): DriverOptionsResult {
   switch (protocol) {
     case 'astm':
       return bind(astmOptionsSchema, rawOptions, (o) => ({
         protocol,
         decodeCapture: (raw, profile) => decodeAstmCapture(raw, profile, o),
-        createRunner: (ctx) => createAstmRunner(ctx, o),
+        createRunner: (ctx) => createAstmRunner(ctx, o, decoders.astm),
       }));
     case 'hl7':
       return bind(hl7OptionsSchema, rawOptions, (o) => ({
         protocol,
         decodeCapture: (raw, profile) => decodeHl7Capture(raw, profile, o),
-        createRunner: (ctx) => createHl7Runner(ctx, o),
+        createRunner: (ctx) => createHl7Runner(ctx, o, decoders.hl7),
       }));
     case 'line':
       return bind(lineOptionsSchema, rawOptions, (o) => ({
         protocol,
         decodeCapture: (raw, profile) => decodeLineCapture(raw, profile, o),
-        createRunner: (ctx) => createLineRunner(ctx, o),
+        createRunner: (ctx) => createLineRunner(ctx, o, decoders.line),
       }));
   }
 }
@@ -72,22 +82,25 @@ export interface BoundInstrument {
  * Binds every configured instrument's driver; problems carry the config path (`instruments[2].options.x`). An
  * instrument whose serial settings are still being detected has no driver to bind.
  */
-export function bindInstruments(config: {
-  gateway: { id: string };
-  instruments: readonly {
-    id: string;
-    driver: Protocol | 'auto';
-    timezone: string;
-    mapping: InstrumentProfile['mapping'];
-    options: unknown;
-    transport?: Parameters<typeof detectionScope>[0];
-  }[];
-}): { kind: 'ok'; instruments: Map<string, BoundInstrument> } | { kind: 'invalid'; problems: { path: string; message: string }[] } {
+export function bindInstruments(
+  config: {
+    gateway: { id: string };
+    instruments: readonly {
+      id: string;
+      driver: Protocol | 'auto';
+      timezone: string;
+      mapping: InstrumentProfile['mapping'];
+      options: unknown;
+      transport?: Parameters<typeof detectionScope>[0];
+    }[];
+  },
+  decoders: MessageDecoders = {},
+): { kind: 'ok'; instruments: Map<string, BoundInstrument> } | { kind: 'invalid'; problems: { path: string; message: string }[] } {
   const instruments = new Map<string, BoundInstrument>();
   const problems: { path: string; message: string }[] = [];
   config.instruments.forEach((instrument, i) => {
     if (instrument.driver === 'auto' || (instrument.transport && detectionScope(instrument.transport))) return;
-    const bound = bindDriver(instrument.driver, instrument.options);
+    const bound = bindDriver(instrument.driver, instrument.options, decoders);
     if (bound.kind === 'invalid') {
       for (const p of bound.problems) problems.push({ path: `instruments[${i}].options${p.path}`, message: p.message });
       return;

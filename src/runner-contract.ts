@@ -13,8 +13,12 @@ export type IngestOutcome =
   | { kind: 'committed'; summary: IngestSummary; rejections: DecodedMessage['rejections'] }
   | { kind: 'unavailable'; reason: string };
 
-/** Commits one message durably; the runtime wraps store.ingest (which may fail on a full disk). */
-export type IngestPort = (message: InboundMessage) => IngestOutcome;
+/**
+ * Commits one message durably; the runtime wraps store.ingest (which may fail on a full disk). Its outcome may come
+ * later than the call (a commit shared with other messages): runners reach it only through commit-path.ts, which
+ * awaits it.
+ */
+export type IngestPort = (message: InboundMessage) => IngestOutcome | Promise<IngestOutcome>;
 
 /** Counters and state changes a runner reports (for /metrics, the status page, logs). Never patient data. */
 export type DriverEvent =

@@ -2,15 +2,15 @@
 // commit's outcome), which is queued, never fed by a nested call, so a chunk holding thousands of complete messages
 // keeps the stack flat. One loop for the receiver (link.ts) and the whole line (line.ts).
 
-/** Runs `input` and every input its effects produce through `step`; returns the last state. */
-export function driveMachine<S, I, E>(step: (state: S, input: I) => { state: S; effects: E[] }, state: S, input: I, perform: (effect: E) => I | void): S {
+/** Runs `input` and every input its effects produce through `step`; returns the last state. `perform` is given the state the step left. */
+export function driveMachine<S, I, E>(step: (state: S, input: I) => { state: S; effects: E[] }, state: S, input: I, perform: (effect: E, after: S) => I | void): S {
   let s = state;
   const inputs: I[] = [input];
   for (let next = inputs.shift(); next !== undefined; next = inputs.shift()) {
     const r = step(s, next);
     s = r.state;
     for (const effect of r.effects) {
-      const produced = perform(effect);
+      const produced = perform(effect, s);
       if (produced !== undefined) inputs.push(produced);
     }
   }

@@ -108,8 +108,11 @@ export function isBare(state: LinkState): state is BareState {
   return state.config.framing === 'none';
 }
 
-/** Runs `input` and every input its effects lead to (a commit's outcome) through step() in a loop (drive.ts). */
-export function drive(state: LinkState, input: LinkInput, perform: (effect: LinkEffect) => LinkInput | void): LinkState {
+/**
+ * Runs `input` and every input its effects lead to (a commit's outcome) through step() in a loop (drive.ts);
+ * `perform` is given the state the step left.
+ */
+export function drive(state: LinkState, input: LinkInput, perform: (effect: LinkEffect, after: LinkState) => LinkInput | void): LinkState {
   return driveMachine(step, state, input, perform);
 }
 

@@ -90,6 +90,26 @@ function recordType(rec: string, field: string): string | undefined {
   return rec.length === 1 || rec[1] === field ? rec[0] : undefined;
 }
 
+/**
+ * True when the text holds an H record anywhere (LIS2-A2 6.1: a message begins with one). Text with none is not a
+ * message at all; one with an H record, however broken, is.
+ */
+export function hasHeaderRecord(text: Buffer): boolean {
+  const s = text.toString('latin1');
+  // One pass: at each line start, skip the blanks trimStart() would, then look at two characters.
+  for (let at = 0; at < s.length; at += 1) {
+    while (at < s.length && isBlank(s.charCodeAt(at))) at += 1;
+    if (s[at] === 'H' && at + 1 < s.length && !/[A-Za-z0-9 \r\n]/.test(s[at + 1]!)) return true;
+    while (at < s.length && s.charCodeAt(at) !== 0x0d && s.charCodeAt(at) !== 0x0a) at += 1;
+  }
+  return false;
+}
+
+// What String.prototype.trimStart() removes, in latin1: tab, line ends, VT, FF, space, NBSP.
+function isBlank(c: number): boolean {
+  return (c >= 0x09 && c <= 0x0d) || c === 0x20 || c === 0xa0;
+}
+
 // An H record declares its own field delimiter: `H` and a character that can be one.
 function isHeader(rec: string): boolean {
   return rec[0] === 'H' && rec.length > 1 && !/[A-Za-z0-9 ]/.test(rec[1]!);

@@ -1,16 +1,22 @@
-// The thin runner: binds the pure link layer and decoder to a transport, a clock and the store's ingest.
+// The thin runner: binds the pure link layer and decoder to a transport, a clock and the commit path.
 // It knows no protocol rule; it performs effects and feeds outcomes back into step().
+import { CommitPath } from '../../src/commit-path.js';
 import type { DriverContext, DriverRunner } from '../../src/runner-contract.js';
-import type { DecodedMessage } from '../../src/message.js';
 import { decodeAstmText, linkConfigOf } from './decode.js';
 import type { LinkEffect, LinkInput, LinkState } from './link.js';
 import { drive, initialLinkState } from './link.js';
 import type { AstmOptions } from './options.js';
+import { hasHeaderRecord } from './records.js';
+
+/** Decodes one message's reassembled text; injected so a test can hand the runner a decoder that fails. */
+export type AstmMessageDecoder = typeof decodeAstmText;
 
 /** Creates the ASTM runner for one instrument. */
-export function createAstmRunner(ctx: DriverContext, options: AstmOptions): DriverRunner {
-  return new AstmRunner(ctx, options);
+export function createAstmRunner(ctx: DriverContext, options: AstmOptions, decode: AstmMessageDecoder = decodeAstmText): DriverRunner {
+  return new AstmRunner(ctx, options, decode);
 }
+
+const junkLabel = { event: 'not an ASTM message', one: 'astm input', many: 'inputs' };
 
 class AstmRunner implements DriverRunner {
   readonly protocol = 'astm' as const;
@@ -20,12 +26,15 @@ class AstmRunner implements DriverRunner {
   /** Inputs that arrived while effects were being carried out (a transport calling back during a write). */
   private readonly inputs: LinkInput[] = [];
   private feeding = false;
+  private readonly path: CommitPath;
 
   constructor(
     private readonly ctx: DriverContext,
     private readonly options: AstmOptions,
+    private readonly decode: AstmMessageDecoder,
   ) {
     this.state = initialLinkState(linkConfigOf(options), ctx.accepting());
+    this.path = new CommitPath(ctx, 'astm');
   }
 
   start(): void {
@@ -39,8 +48,10 @@ class AstmRunner implements DriverRunner {
   }
 
   async stop(): Promise<void> {
-    // Commits are synchronous, so none is in flight once this runs.
     this.running = false;
+    this.cancelTimer();
+    // An outcome the port still owes arrives and its frame is answered (the link holds its committing phase till then).
+    await this.path.settled();
     this.cancelTimer();
   }
 
@@ -58,7 +69,7 @@ class AstmRunner implements DriverRunner {
     this.feeding = true;
     try {
       for (let next = this.inputs.shift(); next; next = this.inputs.shift()) {
-        this.state = drive(this.state, next, (effect) => this.perform(effect));
+        this.state = drive(this.state, next, (effect, after) => this.perform(effect, after));
       }
     } finally {
       this.feeding = false;
@@ -66,7 +77,7 @@ class AstmRunner implements DriverRunner {
   }
 
   /** Carries out one effect; a commit returns its outcome as the next input. */
-  private perform(effect: LinkEffect): LinkInput | void {
+  private perform(effect: LinkEffect, after: LinkState): LinkInput | void {
     switch (effect.kind) {
       case 'write':
         this.ctx.transport.write(effect.data).catch((err: Error) => this.ctx.log.warn({ err: err.message }, 'astm write failed'));
@@ -88,36 +99,26 @@ class AstmRunner implements DriverRunner {
         this.ctx.onEvent(effect.event);
         return;
       case 'commit':
-        return { kind: 'committed', ok: this.commit(effect.raw, effect.text) };
+        // The outcome comes back as the next input, at once or once the port answers; meanwhile the link holds
+        // what arrives (its committing phase).
+        this.commit(effect.raw, effect.text, after, (ok) => this.feed({ kind: 'committed', ok }));
+        return;
     }
   }
 
-  /** Durable before ACK: true only when the store committed the message (invariant 1). */
-  private commit(raw: Buffer, text: Buffer): boolean {
-    const capture = { instrumentId: this.ctx.profile.id, protocol: 'astm' as const, receivedAt: this.ctx.clock.now(), raw };
-    let outcome;
-    try {
-      outcome = this.ctx.ingest({ capture, ...this.decode(text) });
-    } catch (err) {
-      outcome = { kind: 'unavailable' as const, reason: (err as Error).message };
+  /**
+   * Durable before ACK: ok only when the store committed the message (invariant 1). Text without any H record is
+   * not a message at all (noise, another protocol on the line): it is counted and sampled, and its completing frame
+   * is NAKed, never ACKed. Where there is no frame to answer (bare records, a message that EOT completed) a failed
+   * commit is retried, so junk is dropped there once counted.
+   */
+  private commit(raw: Buffer, text: Buffer, committing: LinkState, then: (ok: boolean) => void): void {
+    if (hasHeaderRecord(text)) {
+      this.path.commit(raw, () => this.decode(text, this.ctx.profile, this.options), (outcome) => then(outcome.kind === 'committed'));
+      return;
     }
-    if (outcome.kind === 'committed') {
-      this.ctx.onEvent({ kind: 'message', summary: outcome.summary });
-      return true;
-    }
-    this.ctx.log.error({ reason: outcome.reason }, 'astm commit failed; NAK, the analyzer keeps the message');
-    this.ctx.onEvent({ kind: 'commit-failed', reason: outcome.reason });
-    return false;
-  }
-
-  private decode(text: Buffer): DecodedMessage {
-    try {
-      return decodeAstmText(text, this.ctx.profile, this.options);
-    } catch (err) {
-      // A decoder bug must not lose the message: it is journaled raw and rejected (invariant 2).
-      this.ctx.log.error({ err: (err as Error).message }, 'astm decoder error');
-      return { results: [], rejections: [{ reason: `decoder error: ${(err as Error).message}` }] };
-    }
+    const answerable = 'completing' in committing && committing.completing !== null;
+    this.path.junk(raw, 'not an ASTM message: no H header record', junkLabel, () => then(!answerable));
   }
 
   private cancelTimer(): void {

@@ -5,7 +5,7 @@ import { defaultDelimiters, type Delimiters } from './delimiters.js';
 import { readHeader, type MessageHeader } from './header.js';
 import type { Hl7Options } from './options.js';
 import { normalizeOru } from './oru.js';
-import { parseMessage } from './parse.js';
+import { parseMessage, type Hl7Message } from './parse.js';
 
 /** A decoded message plus what its acknowledgment needs. `header` is undefined when no MSH could be read. */
 export interface Hl7Decoding {
@@ -20,17 +20,33 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Decodes one message's payload (no MLLP bytes). Wire data never throws: a bad message is a rejection. */
 export function decodeHl7Message(raw: Buffer, profile: InstrumentProfile, options: Hl7Options): Hl7Decoding {
+  const read = readMessage(raw, options);
+  if (read.kind === 'invalid') return read.decoding;
+  // Chapter 7: ORU carries observations; anything else (QC, status, queries) is journaled and acknowledged only.
+  if (read.decoding.header!.messageType !== 'ORU') return read.decoding;
+  return { ...read.decoding, kind: 'results', decoded: normalizeOru(read.message, profile, options) };
+}
+
+/**
+ * What answering a message needs without normalizing its results: its header and delimiters, or why it is not a
+ * message. For a block that is not one, and for a message whose decoding failed (its answer still names it).
+ */
+export function undecodedMessage(raw: Buffer, options: Pick<Hl7Options, 'charset'>): Hl7Decoding {
+  return readMessage(raw, options).decoding;
+}
+
+type Read = { kind: 'invalid'; decoding: Hl7Decoding } | { kind: 'message'; decoding: Hl7Decoding; message: Hl7Message };
+
+function readMessage(raw: Buffer, options: Pick<Hl7Options, 'charset'>): Read {
   const { text, charset } = decodeText(raw, options.charset);
   const parsed = parseMessage(text);
   if (parsed.kind === 'invalid') {
-    return { kind: 'invalid', decoded: { results: [], rejections: [{ reason: `not an HL7 message: ${parsed.reason}` }] }, delimiters: defaultDelimiters, header: undefined, charset };
+    const decoded = { results: [], rejections: [{ reason: `not an HL7 message: ${parsed.reason}` }] };
+    return { kind: 'invalid', decoding: { kind: 'invalid', decoded, delimiters: defaultDelimiters, header: undefined, charset } };
   }
   const { message } = parsed;
-  const header = readHeader(message);
-  const base = { delimiters: message.delimiters, header, charset };
-  // Chapter 7: ORU carries observations; anything else (QC, status, queries) is journaled and acknowledged only.
-  if (header.messageType !== 'ORU') return { ...base, kind: 'other', decoded: { results: [], rejections: [] } };
-  return { ...base, kind: 'results', decoded: normalizeOru(message, profile, options) };
+  const decoding: Hl7Decoding = { kind: 'other', decoded: { results: [], rejections: [] }, delimiters: message.delimiters, header: readHeader(message), charset };
+  return { kind: 'message', decoding, message };
 }
 
 function decodeText(raw: Buffer, charset: Hl7Options['charset']): { text: string; charset: 'utf8' | 'latin1' } {

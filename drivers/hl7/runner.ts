@@ -1,31 +1,40 @@
-// The thin HL7 runner: MLLP bytes in, commit through the IngestPort, acknowledgments out. It knows no
-// protocol rule; mllp.ts, message.ts and ack.ts do. Never logs PID fields: only control ids and counts.
-import type { DriverContext, DriverRunner, IngestOutcome } from '../../src/runner-contract.js';
-import { JunkSampler } from '../../src/junk-sampler.js';
+// The thin HL7 runner: MLLP bytes in, commit through the commit path, acknowledgments out. It knows no protocol
+// rule; mllp.ts, message.ts and ack.ts do. Never logs PID fields: only control ids and counts.
+import { CommitPath } from '../../src/commit-path.js';
+import type { DriverContext, DriverRunner } from '../../src/runner-contract.js';
 import type { AckOutcome } from './ack.js';
-import { decodeHl7Message, type Hl7Decoding } from './message.js';
+import { decodeHl7Message, undecodedMessage, type Hl7Decoding } from './message.js';
 import { startsLikeMessage } from './message-start.js';
 import { initialMllpState, mllpStep, type MllpEffect, type MllpState } from './mllp.js';
 import { hl7Options, type Hl7Options, type Hl7OptionsInput } from './options.js';
 import { refusalFor, repliesFor } from './reply.js';
 
+/** Decodes one message's payload; injected so a test can hand the runner a decoder that fails. */
+export type Hl7MessageDecoder = typeof decodeHl7Message;
+
 /** Binds the HL7 driver to an instrument's transport and store. */
-export function createHl7Runner(ctx: DriverContext, options: Hl7OptionsInput | Hl7Options = {}): DriverRunner {
-  return new Hl7Runner(ctx, hl7Options(options));
+export function createHl7Runner(ctx: DriverContext, options: Hl7OptionsInput | Hl7Options = {}, decode: Hl7MessageDecoder = decodeHl7Message): DriverRunner {
+  return new Hl7Runner(ctx, hl7Options(options), decode);
 }
+
+const junkLabel = { event: 'not an HL7 message', one: 'hl7 block', many: 'blocks' };
 
 class Hl7Runner implements DriverRunner {
   readonly protocol = 'hl7';
   private state: MllpState = initialMllpState;
   private running = false;
-  private readonly junk: JunkSampler;
+  private readonly path: CommitPath;
+  /** Messages waiting for the outcome of the one before: each is answered in the order it arrived. */
+  private readonly queue: Buffer[] = [];
+  private busy = false;
   private writes: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly ctx: DriverContext,
     private readonly options: Hl7Options,
+    private readonly decode: Hl7MessageDecoder,
   ) {
-    this.junk = ctx.junk ?? new JunkSampler();
+    this.path = new CommitPath(ctx, 'hl7');
   }
 
   start(): void {
@@ -35,6 +44,7 @@ class Hl7Runner implements DriverRunner {
 
   async stop(): Promise<void> {
     this.running = false;
+    await this.path.settled();
     await this.writes;
   }
 
@@ -47,8 +57,10 @@ class Hl7Runner implements DriverRunner {
   }
 
   private onEffect(e: MllpEffect): void {
-    if (e.kind === 'message') this.onMessage(e.raw);
-    else if (e.kind === 'oversize') {
+    if (e.kind === 'message') {
+      this.queue.push(e.raw);
+      this.next();
+    } else if (e.kind === 'oversize') {
       this.ctx.onEvent({ kind: 'nak', reason: 'message too large' });
       this.ctx.log.warn({ length: e.length, maxMessageBytes: this.options.maxMessageBytes }, 'hl7 message over the size limit refused');
       this.send(refusalFor(e.head, e.length, this.ctx.clock.now(), this.options));
@@ -56,50 +68,42 @@ class Hl7Runner implements DriverRunner {
     else if (e.count > 0) this.ctx.onEvent({ kind: 'discarded', reason: `${e.count} bytes outside MLLP blocks` });
   }
 
-  private onMessage(raw: Buffer): void {
-    const decoding = decodeHl7Message(raw, this.ctx.profile, this.options);
-    if (!startsLikeMessage(raw)) return this.onJunk(raw, decoding);
-    const outcome = this.commit(raw, decoding);
-    const controlId = decoding.header?.controlId;
-    if (outcome.kind === 'committed') {
-      this.ctx.log.info({ controlId, results: decoding.decoded.results.length, rejected: outcome.rejections.length }, 'hl7 message committed');
-    } else {
-      this.ctx.onEvent({ kind: 'commit-failed', reason: outcome.reason });
-      this.ctx.log.warn({ controlId, reason: outcome.reason }, 'hl7 message not committed; the sender keeps it');
-    }
-    this.send(repliesFor(decoding, outcome, this.ctx.clock.now(), this.options));
-  }
-
-  // Not a message at all: refused and counted; the first of each interval is journaled as a sample, saying how many
-  // were only counted since the one before.
-  private onJunk(raw: Buffer, decoding: Hl7Decoding): void {
-    const reason = decoding.decoded.rejections[0]?.reason ?? 'not an HL7 message';
-    const decision = this.junk.next(this.ctx.clock.now());
-    this.ctx.onEvent({ kind: 'discarded', reason: 'not an HL7 message' });
-    if (decision.kind === 'journal') {
-      const more = decision.unsampled > 0 ? `; ${decision.unsampled} more blocks like it since the last sample were counted, not kept` : '';
-      this.commit(raw, { ...decoding, decoded: { results: [], rejections: [{ reason: `${reason}${more}` }] } });
-    }
-    this.ctx.log.warn({ bytes: raw.length, sampled: decision.kind === 'journal', reason }, 'hl7 block that is not a message refused');
-    this.send(repliesFor(decoding, { kind: 'refused', reason }, this.ctx.clock.now(), this.options));
-  }
-
-  // Invariant 1: the accepting acknowledgment depends on this outcome alone; a throwing port is a failed commit.
-  private commit(raw: Buffer, decoding: Hl7Decoding): AckOutcome {
-    if (!this.ctx.accepting()) return { kind: 'unavailable', reason: 'store not accepting' };
-    let outcome: IngestOutcome;
-    try {
-      outcome = this.ctx.ingest({
-        capture: { instrumentId: this.ctx.profile.id, protocol: 'hl7', receivedAt: this.ctx.clock.now(), raw },
-        results: decoding.decoded.results,
-        rejections: decoding.decoded.rejections,
+  // One message at a time, in a loop rather than by recursion: an outcome that arrives at once (today's store) takes
+  // the next message in the same loop, so a chunk of thousands of messages keeps the stack flat.
+  private next(): void {
+    while (!this.busy && this.queue.length > 0) {
+      const raw = this.queue.shift()!;
+      this.busy = true;
+      let inLoop = true;
+      this.onMessage(raw, () => {
+        this.busy = false;
+        if (!inLoop) this.next();
       });
-    } catch (error) {
-      return { kind: 'unavailable', reason: `ingest failed: ${(error as Error).message}` };
+      inLoop = false;
     }
-    if (outcome.kind === 'unavailable') return { kind: 'unavailable', reason: outcome.reason };
-    this.ctx.onEvent({ kind: 'message', summary: outcome.summary });
-    return { kind: 'committed', results: decoding.decoded.results.length, rejections: outcome.rejections };
+  }
+
+  // A block that is not a message at all is refused, counted and sampled; a message is committed, then answered
+  // from the commit's outcome alone (invariant 1). A decoder that fails leaves the answer to what the header says.
+  private onMessage(raw: Buffer, done: () => void): void {
+    const now = (): number => this.ctx.clock.now();
+    if (!startsLikeMessage(raw)) {
+      const decoding = undecodedMessage(raw, this.options);
+      const reason = decoding.decoded.rejections[0]?.reason ?? 'not an HL7 message';
+      return this.path.junk(raw, reason, junkLabel, () => (this.send(repliesFor(decoding, { kind: 'refused', reason }, now(), this.options)), done()));
+    }
+    let decoding: Hl7Decoding | undefined;
+    const decode = (): Hl7Decoding => (decoding = this.decode(raw, this.ctx.profile, this.options));
+    this.path.commit(
+      raw,
+      () => decode().decoded,
+      (outcome) => {
+        const ack: AckOutcome = outcome.kind === 'committed' ? { kind: 'committed', results: outcome.decoded.results.length, rejections: outcome.decoded.rejections } : outcome;
+        this.send(repliesFor(decoding ?? undecodedMessage(raw, this.options), ack, now(), this.options));
+        done();
+      },
+      () => ({ controlId: decoding?.header?.controlId }),
+    );
   }
 
   private send(frames: Buffer[]): void {

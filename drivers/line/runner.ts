@@ -1,16 +1,20 @@
 // The thin line runner: framing.ts splits the transport's bytes into lines (as `labgate decode` does), the
-// assembler decides what a report is, the IngestPort commits it. A printer never resends, so a report the
+// assembler decides what a report is, the commit path commits it. A printer never resends, so a report the
 // store cannot take is held in memory (bounded) and retried in order; it is never half-stored.
-import type { DriverContext, DriverRunner, IngestOutcome } from '../../src/runner-contract.js';
+import { CommitPath, type CommitOutcome } from '../../src/commit-path.js';
+import type { DriverContext, DriverRunner } from '../../src/runner-contract.js';
 import { assemble, initialAssemblerState, type AssemblerInput, type AssemblerState, type Report } from './assembler.js';
 import { lineInput } from './decode.js';
 import { frameEnd, frameStep, initialFramingState, type FramingConfig, type FramingEvent, type FramingState } from './framing.js';
 import { compileLayout, framingOf, lineOptions, type LineLayout, type LineOptions, type LineOptionsInput } from './options.js';
 import { normalizeReport } from './report.js';
 
+/** Normalizes one report; injected so a test can hand the runner a decoder that fails. */
+export type LineReportDecoder = typeof normalizeReport;
+
 /** Binds the line driver to an instrument's transport and store. */
-export function createLineRunner(ctx: DriverContext, options: LineOptions | LineOptionsInput): DriverRunner {
-  return new LineRunner(ctx, lineOptions(options as LineOptionsInput));
+export function createLineRunner(ctx: DriverContext, options: LineOptions | LineOptionsInput, decode: LineReportDecoder = normalizeReport): DriverRunner {
+  return new LineRunner(ctx, lineOptions(options as LineOptionsInput), decode);
 }
 
 class LineRunner implements DriverRunner {
@@ -23,13 +27,17 @@ class LineRunner implements DriverRunner {
   private framed: FramingState = initialFramingState();
   private readonly pending: Report[] = [];
   private retryTimer: unknown;
+  private readonly path: CommitPath;
+  private committing = false;
 
   constructor(
     private readonly ctx: DriverContext,
     private readonly options: LineOptions,
+    private readonly decode: LineReportDecoder,
   ) {
     this.layout = compileLayout(options);
     this.framing = framingOf(options);
+    this.path = new CommitPath(ctx, 'line');
   }
 
   start(): void {
@@ -44,6 +52,7 @@ class LineRunner implements DriverRunner {
     if (this.retryTimer !== undefined) this.ctx.clock.clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.flush();
+    await this.path.settled();
     if (this.pending.length > 0) this.ctx.log.error({ reports: this.pending.length }, 'line reports not committed at stop');
   }
 
@@ -92,28 +101,26 @@ class LineRunner implements DriverRunner {
     this.flush();
   }
 
-  // Oldest first, so reports reach the store in the order they were printed.
+  // Oldest first, so reports reach the store in the order they were printed: the next one only after the outcome of
+  // the one before, in a loop rather than by recursion when outcomes arrive at once.
   private flush(): void {
-    while (this.pending.length > 0) {
-      const outcome = this.ingest(this.pending[0]!);
-      if (outcome.kind === 'unavailable') {
-        this.ctx.onEvent({ kind: 'commit-failed', reason: outcome.reason });
-        this.ctx.log.warn({ reason: outcome.reason, waiting: this.pending.length }, 'line report not committed yet; retrying');
-        if (this.running && this.retryTimer === undefined) this.retryTimer = this.ctx.clock.setTimeout(() => ((this.retryTimer = undefined), this.flush()), this.options.retryMs);
-        return;
-      }
-      this.pending.shift();
-      this.ctx.onEvent({ kind: 'message', summary: outcome.summary });
+    let refused = false;
+    while (!refused && !this.committing && this.pending.length > 0) {
+      const report = this.pending[0]!;
+      this.committing = true;
+      let inLoop = true;
+      const then = (outcome: CommitOutcome): void => {
+        this.committing = false;
+        if (outcome.kind === 'unavailable') return void ((refused = true), this.retryLater());
+        if (this.pending[0] === report) this.pending.shift();
+        if (!inLoop) this.flush();
+      };
+      this.path.commit(report.raw, () => this.decode(report, this.ctx.profile, this.options), then, () => ({ waiting: this.pending.length }));
+      inLoop = false;
     }
   }
 
-  private ingest(report: Report): IngestOutcome {
-    if (!this.ctx.accepting()) return { kind: 'unavailable', reason: 'store not accepting' };
-    const decoded = normalizeReport(report, this.ctx.profile, this.options);
-    try {
-      return this.ctx.ingest({ capture: { instrumentId: this.ctx.profile.id, protocol: 'line', receivedAt: this.ctx.clock.now(), raw: report.raw }, ...decoded });
-    } catch (error) {
-      return { kind: 'unavailable', reason: `ingest failed: ${(error as Error).message}` };
-    }
+  private retryLater(): void {
+    if (this.running && this.retryTimer === undefined) this.retryTimer = this.ctx.clock.setTimeout(() => ((this.retryTimer = undefined), this.flush()), this.options.retryMs);
   }
 }

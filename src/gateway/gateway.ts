@@ -4,7 +4,7 @@
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../clock.js';
 import type { DriverEvent } from '../runner-contract.js';
-import { bindInstruments, type BoundInstrument } from '../driver-registry.js';
+import { bindInstruments, type BoundInstrument, type MessageDecoders } from '../driver-registry.js';
 import { DiskGuard, type StatFs } from '../disk-guard.js';
 import type { Drain } from '../delivery/drain.js';
 import { createDrains } from '../delivery/drains.js';
@@ -36,6 +36,8 @@ export interface GatewayDeps {
   statfs?: StatFs;
   /** How often the disk guard measures free space (default 5 s); the full-disk test shortens it. */
   diskIntervalMs?: number;
+  /** Decoders the instruments' runners use instead of their protocol's own (a test's failing decoder). */
+  decoders?: MessageDecoders;
   /** Test-only fault hook run just before each commit (see createIngestPort). */
   beforeCommit?: () => void;
   onDriverEvent?: (instrument: string, event: DriverEvent) => void;
@@ -80,7 +82,7 @@ export class Gateway {
   /** Opens the store (taking the data-directory lock), then drains, HTTP, disk guard and instruments. */
   async start(): Promise<{ httpPort: number }> {
     const { config, deps } = this;
-    const bound = bindInstruments(config);
+    const bound = bindInstruments(config, deps.decoders);
     if (bound.kind === 'invalid') {
       throw new LabgateError('CONFIG_INVALID', bound.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
     }

@@ -6,7 +6,7 @@ import { classify, problemOf, retryAfterAt } from './lims-classify.js';
 import { authedExchange } from './lims-authed.js';
 import type { OrdersEndpoint } from './lims-orders.js';
 import type { OutboxRow, Outcome, Sink } from '../delivery/contract.js';
-import { DISPATCH_SINK, type DispatchPayload } from '../store/dispatches.js';
+import { DISPATCH_SINK, type DispatchPayload } from '../delivery/dispatch-contract.js';
 
 /** The dispatch sink over an orders endpoint. */
 export function createDispatchSink(endpoint: OrdersEndpoint, now: () => number): Sink {

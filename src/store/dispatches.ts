@@ -7,17 +7,7 @@
 import type Database from 'better-sqlite3';
 import { sha256Hex } from '../payload.js';
 import type { OutboxRow, Outcome } from '../delivery/contract.js';
-
-/** The sink name dispatch rows are drained under. */
-export const DISPATCH_SINK = 'lims-dispatch';
-
-/** One order an analyzer has, as the dispatch sink sends it (the row's payload). */
-export interface DispatchPayload {
-  orderId: string;
-  instrumentId: string;
-  /** RFC 3339: when the analyzer ACKed it. */
-  dispatchedAt: string;
-}
+import { DISPATCH_SINK, type DispatchPayload } from '../delivery/dispatch-contract.js';
 
 /** Dispatch rows by state, for the status page and /healthz. */
 export interface DispatchCounts {

@@ -1,5 +1,5 @@
 // A runner on a fake transport with a recording ingest port: what the runtime gives a driver, in memory.
-import type { DriverEvent, IngestOutcome } from '../../src/runner-contract.js';
+import type { DriverEvent, IngestOutcome, IngestPort } from '../../src/runner-contract.js';
 import type { InstrumentProfile } from '../../src/config/mapping.js';
 import type { InboundMessage } from '../../src/message.js';
 import { FakeTransport } from '../../src/transport/fake.js';
@@ -17,7 +17,7 @@ export interface Harness {
   /** 'ingest' and 'write <byte>' entries in the order they happened. */
   trace: string[];
   setAccepting(v: boolean): void;
-  setIngest(fn: (m: InboundMessage) => IngestOutcome): void;
+  setIngest(fn: IngestPort): void;
   stop(): Promise<void>;
 }
 
@@ -31,7 +31,7 @@ export function harness(profile: InstrumentProfile, options: AstmOptions, transp
   const events: DriverEvent[] = [];
   const trace: string[] = [];
   let accepting = true;
-  let ingest = (m: InboundMessage): IngestOutcome => {
+  let ingest: IngestPort = (m: InboundMessage): IngestOutcome => {
     messages.push(m);
     return { kind: 'committed', summary: { ...summary, inserted: m.results.length }, rejections: m.rejections };
   };

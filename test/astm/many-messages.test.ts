@@ -7,10 +7,10 @@ import { harness } from './harness.js';
 import { bytes, frame } from './mnemonics.js';
 import { options, profile } from './profile.js';
 
-/** ENQ, then `n` one-frame messages holding only an L record (frame numbers counting modulo 8), then EOT. */
+/** ENQ, then `n` one-frame messages holding only an H and an L record (frame numbers counting modulo 8), then EOT. */
 function tinyMessages(n: number): Buffer {
   let wire = '<ENQ>';
-  for (let i = 1; i <= n; i++) wire += frame(i % 8, 'L<CR>');
+  for (let i = 1; i <= n; i++) wire += frame(i % 8, 'H|\\^&<CR>L<CR>');
   return bytes(wire + '<EOT>');
 }
 

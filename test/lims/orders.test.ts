@@ -11,7 +11,7 @@ import { createLimsServer, type LimsServer, type TestSpecimen } from '../../src/
 import { createDispatchSink } from '../../src/sinks/lims-dispatch.js';
 import { createOrdersClient, ordersEndpoint, type OrdersEndpoint } from '../../src/sinks/lims-orders.js';
 import { createTokenProvider } from '../../src/sinks/lims-token.js';
-import { DISPATCH_SINK } from '../../src/store/dispatches.js';
+import { DISPATCH_SINK } from '../../src/delivery/dispatch-contract.js';
 import { until } from '../fixtures/until.js';
 import { scratchPerTest } from '../store/store-fixtures.js';
 
