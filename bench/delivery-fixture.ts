@@ -6,7 +6,8 @@ import { buildPayload, sha256Hex, type ResultPayload } from '../src/payload.js';
 import { clinicalDigest, type KeyedResult } from '../src/result.js';
 import type { OutboxRow } from '../src/delivery/contract.js';
 import { migrateCentral } from '../src/sinks/postgres-schema.js';
-import { INSERT_RESULT, outboxIdOf } from '../src/store/ingest.js';
+import { INSERT_RESULT } from '../src/store/ingest.js';
+import { outboxIdOf } from '../src/store/layout.js';
 import { resultColumns } from '../src/store/stored-result.js';
 import type Database from 'better-sqlite3';
 

@@ -10,7 +10,7 @@ import { hash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { ResultPayload } from '../payload.js';
 import { clinicalContent, clinicalDigest, upgradeStoredResult, type StoredKeyedResult } from '../result.js';
-import { OUTBOX_SLOTS, outboxIdOf } from './ingest.js';
+import { AuditLog, OUTBOX_SLOTS, outboxIdOf, outboxRangeOf } from './layout.js';
 
 /** Keep the stored version, or forward the other one as a correction. */
 export type ConflictChoice = 'keep' | 'forward';
@@ -50,7 +50,7 @@ export class ConflictResolver {
   private readonly requeueWith: Database.Statement;
   private readonly requeue: Database.Statement;
   private readonly insertRow: Database.Statement;
-  private readonly audit: Database.Statement;
+  private readonly audit: AuditLog;
   private readonly repayload: Database.Statement;
 
   constructor(
@@ -75,7 +75,7 @@ export class ConflictResolver {
       updated_at = ? WHERE id = ?`);
     this.insertRow = db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, created_at, updated_at)
       VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
-    this.audit = db.prepare('INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, ?, ?, ?, ?)');
+    this.audit = new AuditLog(db);
   }
 
   /** Resolves conflict `id` as `choice`, audited with `actor`. */
@@ -90,7 +90,7 @@ export class ConflictResolver {
     const resolution = choice === 'keep' ? 'kept' : 'forwarded';
     this.mark.run(resolution, actor, now, id);
     const detail = { conflictId: id, origin: conflict.origin, queued };
-    this.audit.run(now, actor, `conflict-${resolution}`, conflict.dedup_key, JSON.stringify(detail));
+    this.audit.write(now, actor, `conflict-${resolution}`, conflict.dedup_key, JSON.stringify(detail));
     return { kind: 'done', queued };
   }
 
@@ -147,11 +147,11 @@ export class ConflictResolver {
   }
 
   private slotsOf(resultId: number, key: string): OutboxSlot[] {
-    return this.rowsOf.all(outboxIdOf(resultId, 0), outboxIdOf(resultId, OUTBOX_SLOTS - 1), key) as OutboxSlot[];
+    return this.rowsOf.all(...outboxRangeOf(resultId), key) as OutboxSlot[];
   }
 
   private freeSlot(resultId: number): number {
-    const taken = new Set(this.usedIds.all(outboxIdOf(resultId, 0), outboxIdOf(resultId, OUTBOX_SLOTS - 1)) as number[]);
+    const taken = new Set(this.usedIds.all(...outboxRangeOf(resultId)) as number[]);
     for (let slot = 0; slot < OUTBOX_SLOTS; slot++) {
       const id = outboxIdOf(resultId, slot);
       if (!taken.has(id)) return id;

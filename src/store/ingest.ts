@@ -8,6 +8,7 @@ import type { Rejection } from '../message.js';
 import { buildPayload, type ResultPayload } from '../payload.js';
 import { clinicalDigest, keyedResultSchema, type KeyedResult } from '../result.js';
 import { differingFields, resultColumns, rowToResult, type ResultRow } from './stored-result.js';
+import { AuditLog, OUTBOX_SLOTS, outboxIdOf } from './layout.js';
 
 /** What became of one result. */
 export type ResultFate = 'inserted' | 'absorbed' | 'conflict';
@@ -63,15 +64,7 @@ export const INSERT_RESULT = `
 // ingest). When it inserts nothing the key is stored already, and INSERT_RESULT then absorbs it or finds a conflict.
 const INSERT_NEW_RESULT = INSERT_RESULT.slice(0, INSERT_RESULT.indexOf('ON CONFLICT')) + 'ON CONFLICT (resulted_at, dedup_key) DO NOTHING';
 
-/** Outbox ids a result owns: its rows are `outboxIdOf(results.id, slot)` for slot 0 .. OUTBOX_SLOTS - 1. */
-export const OUTBOX_SLOTS = 16;
-
-/** The outbox id of a result's row in `slot`; ids stay in arrival order, as results ids are. */
-export function outboxIdOf(resultId: number, slot: number): number {
-  return resultId * OUTBOX_SLOTS + slot;
-}
-
-// A message's outbox and audit rows go in one multi-row INSERT each, up to CHUNK results a statement: one statement
+// A message's outbox rows (and its audit entries, layout.ts) go in one multi-row INSERT each, up to CHUNK results a statement: one statement
 // per result costs a message about 15 % of its ingest time in statement overhead (bench/ingest).
 const CHUNK = 32;
 
@@ -81,10 +74,6 @@ function insertOutboxSql(sinks: readonly string[], results: number): string {
   const one = sinks.map((sink) => `(?, ${quote(sink)}, ?, 'pending', 0, ?, ?, ?)`).join(', ');
   return `INSERT INTO outbox (id, sink, dedup_key, state, attempts, next_attempt_at, created_at, updated_at)
     VALUES ${Array.from({ length: results }, () => one).join(', ')}`;
-}
-
-function insertAuditSql(entries: number): string {
-  return `INSERT INTO audit (at, actor, action, subject, detail) VALUES ${Array.from({ length: entries }, () => '(?, ?, ?, ?, ?)').join(', ')}`;
 }
 
 function quote(text: string): string {
@@ -134,7 +123,7 @@ export class ResultWriter {
   private readonly recordConflictOnce: Database.Statement;
   private readonly storedRow: Database.Statement;
   private readonly storedDigest: Database.Statement;
-  private readonly insertAudit: RowsStatements;
+  private readonly auditLog: AuditLog;
   private readonly slots: number;
   /** The slots of the sinks that take quality-control results. */
   private readonly qcSlots: number[];
@@ -160,7 +149,7 @@ export class ResultWriter {
     this.recordConflictOnce = db.prepare(`${CONFLICT_COLUMNS} ON CONFLICT (dedup_key, origin, incoming_digest) DO NOTHING`);
     this.storedRow = db.prepare('SELECT * FROM results WHERE resulted_at = ? AND dedup_key = ?');
     this.storedDigest = db.prepare('SELECT clinical_digest FROM results WHERE resulted_at = ? AND dedup_key = ?').pluck();
-    this.insertAudit = new RowsStatements(db, insertAuditSql, 5);
+    this.auditLog = new AuditLog(db);
   }
 
   /** Writes every result of a message; returns the tally and the keys now counted for this capture. */
@@ -176,13 +165,13 @@ export class ResultWriter {
       else tally.conflicts++;
     }
     this.insertOutbox?.run(rows.outbox);
-    this.insertAudit.run(rows.audit);
+    this.auditLog.writeFlat(rows.audit);
     return { tally, keys };
   }
 
   /** Appends one audit entry. */
   audit(at: number, actor: string, action: string, subject: string | null, detail: string | null): void {
-    this.insertAudit.run([at, actor, action, subject, detail]);
+    this.auditLog.write(at, actor, action, subject, detail);
   }
 
   private write(result: KeyedResult, ctx: WriteContext, rows: MessageRows): { fate: ResultFate; key: string } {

@@ -49,7 +49,7 @@ export const migrations: readonly Migration[] = [
     first_seen_at    INTEGER NOT NULL,
     last_seen_at     INTEGER NOT NULL,
     -- What every sink is sent, stored once for all of them (last: the columns before it read without touching it).
-    -- The outbox rows of this result are ids id * 16 + slot (ingest.ts, outboxIdOf); a claim finds this row by rowid.
+    -- The outbox rows of this result are ids id * 16 + slot (layout.ts); a claim finds this row by rowid.
     payload          TEXT    NOT NULL,          -- JSON of a ResultPayload
     payload_sha256   TEXT    NOT NULL           -- a correction replaces both; an outcome applies only to the one claimed
   );
@@ -62,7 +62,7 @@ export const migrations: readonly Migration[] = [
 
   -- Delivery state only: the payload is the result's (results.payload), so marking a row sent rewrites ~100 bytes.
   CREATE TABLE outbox (
-    id               INTEGER PRIMARY KEY,     -- results.id * 16 + slot (ingest.ts, outboxIdOf)
+    id               INTEGER PRIMARY KEY,     -- results.id * 16 + slot (layout.ts)
     sink             TEXT    NOT NULL,
     dedup_key        TEXT    NOT NULL,
     state            TEXT    NOT NULL CHECK (state IN ('pending', 'sent', 'dead', 'conflict')),
@@ -111,7 +111,7 @@ export const migrations: readonly Migration[] = [
   BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
   `,
   /* 2: outbox counts without a scan: conflict rows indexed, sent rows counted per sink */ `
-  -- From here on a result's outbox rows have the ids results.id * 16 + slot (ingest.ts, outboxIdOf): a result's
+  -- From here on a result's outbox rows have the ids results.id * 16 + slot (layout.ts): a result's
   -- delivery states are one rowid range and a row's result one rowid lookup, with no index on dedup_key to slow ingest.
   -- Partial, like outbox_dead: ingest inserts pending rows only, so neither index nor trigger costs it a write.
   CREATE INDEX outbox_conflict ON outbox (sink, id) WHERE state = 'conflict';

@@ -1,6 +1,7 @@
 // What an operator sees and does with the outbox: counts per sink, dead letters listed, retried, purged.
 // Every operator change is audited with the operator as actor (ARCHITECTURE.md: nothing is silently dropped).
 import type Database from 'better-sqlite3';
+import { AuditLog } from './layout.js';
 
 /** One sink's outbox at a glance. */
 export interface SinkCounts {
@@ -138,7 +139,7 @@ export class OutboxOperator {
     if (!filter.all && filter.sink === undefined && filter.key === undefined) {
       throw new RangeError('a dead-letter operation needs a sink, a key, or all');
     }
-    const audit = this.db.prepare(`INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, ?, ?, ?, ?)`);
+    const audit = new AuditLog(this.db);
     const run = this.db.transaction((): number => {
       const at = this.now();
       const rows = this.deadLetters(filter, Number.MAX_SAFE_INTEGER);
@@ -146,7 +147,7 @@ export class OutboxOperator {
         rows.map((r) => r.id),
         at,
       );
-      for (const r of rows) audit.run(at, actor, action, r.dedupKey, JSON.stringify({ sink: r.sink, reason: r.reason }));
+      for (const r of rows) audit.write(at, actor, action, r.dedupKey, JSON.stringify({ sink: r.sink, reason: r.reason }));
       return rows.length;
     });
     return run.immediate();

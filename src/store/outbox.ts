@@ -4,11 +4,11 @@
 // without waiting for fsync (a lost mark only means a re-delivery the sink absorbs); synchronous is restored after.
 // An outcome applies only to the payload that was claimed: a correction queued while the old version was in flight
 // (resolveConflict) changes the result's payload_sha256, so the old version's outcome leaves the correction pending.
-// The payload is the result's, stored once for every sink: a row's result is the rowid `id / 16` (ingest.ts,
-// outboxIdOf), so a claim reads it by one rowid lookup and an outcome rewrites only the small outbox row.
+// The payload is the result's, stored once for every sink: a row's result is one rowid lookup (layout.ts, the outbox
+// ids), so a claim reads it by rowid and an outcome rewrites only the small outbox row.
 import type Database from 'better-sqlite3';
 import type { OutboxRow, Outcome } from '../delivery/contract.js';
-import { OUTBOX_SLOTS } from './ingest.js';
+import { AuditLog, claimedPayloadIs, resultIdSql } from './layout.js';
 import { OutboxOperator } from './outbox-operator.js';
 
 // No alias for outbox: the plans read `SEARCH outbox USING INDEX outbox_due` (test/delivery/outbox.test.ts).
@@ -17,11 +17,9 @@ const DUE = `WHERE outbox.sink = ? AND outbox.state = 'pending' AND outbox.next_
 // CROSS JOIN keeps the outbox outer (SQLite never reorders it): the due rows come off outbox_due, each result by rowid.
 const ROW_COLUMNS = `outbox.id, outbox.sink, outbox.dedup_key, r.record_id, outbox.attempts, outbox.etag, r.payload, r.payload_sha256`;
 type RawRow = [number, string, string, string, number, string | null, string, string];
-// The guard of every outcome: the result still holds the payload the row was claimed with.
-const CLAIMED = `(SELECT payload_sha256 FROM results WHERE id = outbox.id / ${OUTBOX_SLOTS})`;
 
 /** The claim query (exported so a test can EXPLAIN it): parameters sink, now, JSON array of in-flight ids, limit. */
-export const CLAIM_SQL = `SELECT ${ROW_COLUMNS} FROM outbox CROSS JOIN results r ON r.id = outbox.id / ${OUTBOX_SLOTS} ${DUE}`;
+export const CLAIM_SQL = `SELECT ${ROW_COLUMNS} FROM outbox CROSS JOIN results r ON r.id = ${resultIdSql('outbox.id')} ${DUE}`;
 
 /** Outbox operations on the store's one SQLite connection. */
 export class Outbox extends OutboxOperator {
@@ -122,7 +120,7 @@ interface OutcomeStatements {
   dead: Database.Statement;
   conflict: Database.Statement;
   conflictRow: Database.Statement;
-  audit: Database.Statement;
+  audit: AuditLog;
   countSent: Database.Statement;
   countMinute: Database.Statement;
   forgetMinutes: Database.Statement;
@@ -131,23 +129,23 @@ interface OutcomeStatements {
 function prepareOutcomes(db: Database.Database): OutcomeStatements {
   return {
     sent: db.prepare(`UPDATE outbox SET state = 'sent', etag = coalesce(?, etag), sent_at = ?, updated_at = ?, last_error = NULL
-      WHERE id = ? AND state = 'pending' AND ${CLAIMED} = ?`),
+      WHERE id = ? AND state = 'pending' AND ${claimedPayloadIs('?')}`),
     // The batch as [[id, payload_sha256], ...]; each row is found by its id.
     sentMany: db.prepare(`UPDATE outbox SET state = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
       FROM (SELECT value ->> 0 AS id, value ->> 1 AS sha FROM json_each(?)) AS b
-      WHERE outbox.id = b.id AND outbox.state = 'pending' AND ${CLAIMED} = b.sha`),
+      WHERE outbox.id = b.id AND outbox.state = 'pending' AND ${claimedPayloadIs('b.sha')}`),
     // A sink-wide failure (retryAt null) keeps the row's attempts and due time: an outage never ages a result.
     retry: db.prepare(`UPDATE outbox SET attempts = attempts + ?, next_attempt_at = coalesce(?, next_attempt_at), last_error = ?,
-      updated_at = ? WHERE id = ? AND state = 'pending' AND ${CLAIMED} = ?`),
+      updated_at = ? WHERE id = ? AND state = 'pending' AND ${claimedPayloadIs('?')}`),
     dead: db.prepare(`UPDATE outbox SET state = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ?
-      WHERE id = ? AND state = 'pending' AND ${CLAIMED} = ?`),
+      WHERE id = ? AND state = 'pending' AND ${claimedPayloadIs('?')}`),
     // The sink's current version tag, when its outcome names one, replaces ours: a correction forwarded by a person
     // (conflict-resolution.ts) then names the version it replaces (LIMS If-Match) instead of failing on a stale one.
     conflict: db.prepare(`UPDATE outbox SET state = 'conflict', etag = coalesce(?, etag), last_error = ?, updated_at = ?
-      WHERE id = ? AND state = 'pending' AND ${CLAIMED} = ?`),
+      WHERE id = ? AND state = 'pending' AND ${claimedPayloadIs('?')}`),
     conflictRow: db.prepare(`INSERT INTO conflicts (dedup_key, origin, stored_payload, incoming_payload, incoming_digest, reason, detected_at)
       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`),
-    audit: db.prepare(`INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, 'gateway', ?, ?, ?)`),
+    audit: new AuditLog(db),
     // Once per batch instead of a trigger per row (migration 2).
     countSent: db.prepare(`INSERT INTO outbox_sent (sink, n) VALUES (?, ?) ON CONFLICT (sink) DO UPDATE SET n = n + excluded.n`),
     countMinute: db.prepare(`INSERT INTO outbox_sent_minutes (sink, minute, n) VALUES (?, ?, ?)
@@ -166,12 +164,12 @@ function applyOutcome(s: OutcomeStatements, sink: string, row: OutboxRow, outcom
       return 0;
     case 'dead':
       if (s.dead.run(outcome.reason, at, row.id, row.payloadSha256).changes === 0) return 0;
-      s.audit.run(at, 'dead-letter', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
+      s.audit.write(at, 'gateway', 'dead-letter', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
       return 0;
     case 'conflict':
       if (s.conflict.run(theirEtag(outcome), outcome.reason, at, row.id, row.payloadSha256).changes === 0) return 0;
       s.conflictRow.run(row.dedupKey, sink, outcome.theirs ?? '', row.payload, row.payloadSha256, outcome.reason, at);
-      s.audit.run(at, 'sink-conflict', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
+      s.audit.write(at, 'gateway', 'sink-conflict', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
       return 0;
   }
 }

@@ -13,9 +13,9 @@
 // The kept keys (results with an old row not yet sent) are gathered by the outbox walk, batch by batch: the walk reads
 // only rows from before the cut-off, never a fresh backlog. A row can only leave pending/dead/conflict for sent
 // during a run (an operator's retry turns dead into pending), so a key kept once stays rightly kept; a row queued
-// later for an old result (a forwarded conflict) is caught by the result's own outbox slots.
+// later for an old result (a forwarded conflict) is caught by the result's own outbox slots (layout.ts).
 import type Database from 'better-sqlite3';
-import { OUTBOX_SLOTS, outboxIdOf } from './ingest.js';
+import { AuditLog, outboxRangeOf } from './layout.js';
 import { rejectedStep } from './prune-rejected.js';
 
 /** Rows older than these instants (epoch ms) may go; `now` stamps the run's audit entry. */
@@ -86,8 +86,11 @@ export async function pruneOnce(db: Database.Database, cutoffs: Cutoffs, batchSi
   }
   counts.resultsDeferred = walk.overflowed();
   // Also a run cut short by stop() is audited with what it did.
-  db.prepare(`INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, 'gateway', 'retention-pruned', NULL, ?)`).run(
+  new AuditLog(db).write(
     cutoffs.now,
+    'gateway',
+    'retention-pruned',
+    null,
     JSON.stringify({ ...counts, freedPages: undefined, resultsBefore: cutoffs.results, auditBefore: cutoffs.audit, rejectedBytesKept: cutoffs.rejectedBytes }),
   );
   counts.freedPages = await vacuum(db, pause, stopped);
@@ -141,7 +144,7 @@ function wholeResults(rows: WalkRow[], last: boolean): WalkRow[] {
   return end > 0 ? rows.slice(0, end) : rows;
 }
 
-// Besides the kept keys, each candidate's own outbox slots (ingest.ts, outboxIdOf) are looked at: a row queued
+// Besides the kept keys, each candidate's own outbox slots (layout.ts) are looked at: a row queued
 // after the run began (a conflict forwarded as a correction) keeps its result, and sent slots go with it.
 function resultsStep(db: Database.Database, cutoff: number, kept: Set<string>, deferred: () => boolean): BatchStep {
   const unsent = db
@@ -164,7 +167,7 @@ function resultsStep(db: Database.Database, cutoff: number, kept: Set<string>, d
       Object.assign(cursor, { at: firstSeenAt, id });
       // A result an analyzer re-sent lately stays: pruning it would make the next replay a new, re-delivered result.
       if (lastSeenAt >= cutoff || kept.has(key)) continue;
-      const slots = [outboxIdOf(id, 0), outboxIdOf(id, OUTBOX_SLOTS - 1), key] as const;
+      const slots = [...outboxRangeOf(id), key] as const;
       if (unsent.get(...slots) !== undefined) continue;
       outbox += removeSlots.run(...slots).changes;
       remove.run(id);

@@ -1,7 +1,7 @@
 // What the status page and the CLI read. Never raw captures; the results table holds no demographics.
 import type Database from 'better-sqlite3';
 import type { ResultStatus } from '../result.js';
-import { OUTBOX_SLOTS } from './ingest.js';
+import { OUTBOX_SLOTS } from './layout.js';
 import type { ResultRow } from './stored-result.js';
 
 /** Totals for the status page. */
@@ -61,7 +61,7 @@ export interface SinkDelivery {
 }
 
 /** The delivery-state query (exported so a test can EXPLAIN it): one parameter, a JSON array of [key, resulted_at]. */
-// A result's outbox rows are the rowid range of its slots (ingest.ts outboxIdOf); the key check keeps a row
+// A result's outbox rows are the rowid range of its slots (layout.ts); the key check keeps a row
 // written any other way (an older database) from being taken for another result's.
 export const DELIVERY_SQL = `SELECT r.dedup_key AS key, o.sink, o.state
   FROM json_each(?) AS j

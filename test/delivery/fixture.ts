@@ -6,7 +6,8 @@ import type Database from 'better-sqlite3';
 import { buildPayload, sha256Hex } from '../../src/payload.js';
 import { clinicalDigest, type KeyedResult } from '../../src/result.js';
 import { openDatabase } from '../../src/store/database.js';
-import { INSERT_RESULT, OUTBOX_SLOTS, outboxIdOf } from '../../src/store/ingest.js';
+import { INSERT_RESULT } from '../../src/store/ingest.js';
+import { outboxRangeOf, outboxIdOf } from '../../src/store/layout.js';
 import { Outbox } from '../../src/store/outbox.js';
 import { resultColumns } from '../../src/store/stored-result.js';
 import { potassium } from '../fixtures/results.js';
@@ -60,7 +61,7 @@ export function enqueue(db: Database.Database, sink: string, results: readonly K
       const json = JSON.stringify(payload);
       const columns = resultColumns(r, payload.dedupKey, payload.recordId, clinicalDigest(r), dueAt, json, sha256Hex(json));
       const { id } = upsert.get(columns) as { id: number };
-      const slot = used.get(outboxIdOf(id, 0), outboxIdOf(id, OUTBOX_SLOTS - 1)) as number;
+      const slot = used.get(...outboxRangeOf(id)) as number;
       insert.run(outboxIdOf(id, slot), sink, payload.dedupKey, dueAt, dueAt, dueAt);
       keys.push(payload.dedupKey);
     }

@@ -7,6 +7,7 @@ import { createPostgresSink, type PostgresSink } from '../../src/sinks/postgres.
 import { migrateCentral } from '../../src/sinks/postgres-schema.js';
 import { enqueue, sampleResult, testStore, type TestStore } from '../delivery/fixture.js';
 import { audited, loaded, testDatabase, type TestDatabase } from './pg.js';
+import { resultIdOf } from '../../src/store/layout.js';
 
 let db: TestDatabase;
 let store: TestStore;
@@ -48,7 +49,7 @@ describe('postgres sink', () => {
     await sink.deliver([original!], never);
     store.outbox.release('postgres', [original!]);
     store.db.prepare('DELETE FROM outbox WHERE id = ?').run(original!.id);
-    store.db.prepare('DELETE FROM results WHERE id = ?').run(Math.floor(original!.id / 16)); // the payload is the result's
+    store.db.prepare('DELETE FROM results WHERE id = ?').run(resultIdOf(original!.id)); // the payload is the result's
     const [changed] = rows([sampleResult(10, { valueText: '6.3', value: 6.3, flags: ['H'] })]);
     const [outcome] = await sink.deliver([changed!], never);
     expect(outcome).toMatchObject({ kind: 'conflict' });

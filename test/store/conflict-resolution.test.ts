@@ -6,11 +6,12 @@ import { clinicalContent, clinicalDigest, dedupKey } from '../../src/result.js';
 import type { Outcome } from '../../src/delivery/contract.js';
 import type { Store } from '../../src/store/store.js';
 import { message, result, scratchPerTest } from './store-fixtures.js';
+import { resultIdSql } from '../../src/store/layout.js';
 
 const fresh = scratchPerTest();
 
 type OutboxRow = { id: number; sink: string; state: string; attempts: number; etag: string | null; payload: string; payload_sha256: string; next_attempt_at: number };
-const outbox = (store: Store): OutboxRow[] => store.db.prepare('SELECT o.*, r.payload, r.payload_sha256 FROM outbox o JOIN results r ON r.id = o.id / 16 ORDER BY o.id').all() as OutboxRow[];
+const outbox = (store: Store): OutboxRow[] => store.db.prepare(`SELECT o.*, r.payload, r.payload_sha256 FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} ORDER BY o.id`).all() as OutboxRow[];
 const key = dedupKey(result(1));
 const corrected = result(1, { valueText: '6.3', value: 6.3 });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/payload.js';
 import { dedupKey } from '../../src/result.js';
 import { dumpTables, message, result, scratchPerTest } from './store-fixtures.js';
+import { outboxIdOf, resultIdSql } from '../../src/store/layout.js';
 
 const fresh = scratchPerTest();
 
@@ -13,7 +14,7 @@ describe('store.ingest', () => {
     const summary = store.ingest(message([result(1), result(2)]));
     expect(summary).toEqual({ captureId: 1, inserted: 2, absorbed: 0, conflicts: 0, rejected: 0 });
     const outbox = store.db.prepare(`SELECT o.sink, o.dedup_key, o.state, r.payload, r.payload_sha256
-      FROM outbox o JOIN results r ON r.id = o.id / 16 ORDER BY o.id`).all() as {
+      FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} ORDER BY o.id`).all() as {
       sink: string;
       dedup_key: string;
       state: string;
@@ -45,10 +46,10 @@ describe('store.ingest', () => {
     expect(summary).toMatchObject({ inserted: 68, absorbed: 2, conflicts: 0 });
     const rows = store.db
       .prepare(`SELECT o.id, o.sink, o.dedup_key AS key, r.id AS resultId, r.dedup_key AS resultKey
-        FROM outbox o JOIN results r ON r.id = o.id / 16 ORDER BY o.id`)
+        FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} ORDER BY o.id`)
       .all() as { id: number; sink: string; key: string; resultId: number; resultKey: string }[];
     expect(rows).toHaveLength(136);
-    expect(rows.every((r) => r.key === r.resultKey && r.id === r.resultId * 16 + (r.sink === 'postgres' ? 0 : 1))).toBe(true);
+    expect(rows.every((r) => r.key === r.resultKey && r.id === outboxIdOf(r.resultId, r.sink === 'postgres' ? 0 : 1))).toBe(true);
     expect(new Set(rows.map((r) => r.key))).toEqual(new Set(results.map((r) => dedupKey(r))));
     const audit = store.db.prepare('SELECT action, subject FROM audit ORDER BY id').all();
     expect(audit).toEqual([
@@ -94,7 +95,7 @@ describe('store.ingest', () => {
     expect(conflict!.reason).toContain('value');
     expect(conflict!.reason).toContain('flags');
     // The stored version is shown exactly as the outbox carries it.
-    const forwarded = store.db.prepare('SELECT r.payload FROM outbox o JOIN results r ON r.id = o.id / 16 LIMIT 1').pluck().get();
+    const forwarded = store.db.prepare(`SELECT r.payload FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} LIMIT 1`).pluck().get();
     expect(conflict!.storedPayload).toBe(forwarded);
     expect(JSON.parse(conflict!.incomingPayload)).toMatchObject({ result: { valueText: '6.3', source: { captureId: 2 } } });
     expect(store.counts()).toEqual({ results: 1, capturesAccepted: 3, capturesRejected: 0, openConflicts: 1 });

@@ -9,6 +9,7 @@ import { clinicalDigest, type KeyedResult } from '../../src/result.js';
 import { migrate } from '../../src/store/database.js';
 import { migrations } from '../../src/store/migrations.js';
 import { message, result, scratchPerTest } from './store-fixtures.js';
+import { outboxIdOf, resultIdSql } from '../../src/store/layout.js';
 
 const fresh = scratchPerTest();
 
@@ -35,7 +36,7 @@ function writePreviousVersion(dataDir: string, rows: Record<string, unknown>[]):
     insert.run(payload.dedupKey, payload.recordId, r.accession, r.analyteLoinc, r.instrumentId, r.resultedAt, r.valueText, r.value, r.comparator,
       r.unit, r.status, '[]', r.referenceRange, 0, JSON.stringify(r.source), 'K', digest, json, sha256Hex(json));
     db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, next_attempt_at, created_at, updated_at) VALUES (?, 'postgres', ?, 'pending', 0, 0, 0)`)
-      .run((i + 1) * 16, payload.dedupKey);
+      .run(outboxIdOf(i + 1, 0), payload.dedupKey);
   }
   db.close();
 }
@@ -55,7 +56,7 @@ it('moves a stored censored value to bound, rewrites its digest and payload, and
   expect(censored.result).toMatchObject({ valueText: '<0.5', value: null, comparator: '<', bound: 0.5, statusCode: null });
   expect(rows[0]!.clinical_digest).toBe(clinicalDigest(censored.result));
   // The row still waiting for PostgreSQL is sent the rewritten payload.
-  const claimed = store.db.prepare('SELECT r.payload, r.payload_sha256 FROM outbox JOIN results r ON r.id = outbox.id / 16 WHERE outbox.id = 16').get() as { payload: string; payload_sha256: string };
+  const claimed = store.db.prepare(`SELECT r.payload, r.payload_sha256 FROM outbox JOIN results r ON r.id = ${resultIdSql('outbox.id')} WHERE outbox.id = ${outboxIdOf(1, 0)}`).get() as { payload: string; payload_sha256: string };
   expect(claimed.payload).toBe(rows[0]!.payload);
   expect(claimed.payload_sha256).toBe(sha256Hex(claimed.payload));
 });

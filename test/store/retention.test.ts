@@ -9,6 +9,7 @@ import { Retention } from '../../src/store/retention.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../fixtures/manual-clock.js';
 import { result, scratch } from './store-fixtures.js';
+import { OUTBOX_SLOTS } from '../../src/store/layout.js';
 
 const DAY = 86_400_000;
 const cleanups: (() => void)[] = [];
@@ -101,7 +102,7 @@ describe('pruneOnce', () => {
     clock.advance(31 * DAY);
     // A correction queued now (as a forwarded conflict does) into each result's free slot 5: pending for A100, sent for A101.
     const queue = store.db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, next_attempt_at,
-      created_at, updated_at, sent_at) SELECT id * 16 + 5, 'lims', dedup_key, ?, 0, ?, ?, ? FROM results WHERE accession = ?`);
+      created_at, updated_at, sent_at) SELECT id * ${OUTBOX_SLOTS} + 5, 'lims', dedup_key, ?, 0, ?, ?, ? FROM results WHERE accession = ?`);
     queue.run('pending', clock.now(), clock.now(), null, 'A100');
     queue.run('sent', clock.now(), clock.now(), clock.now(), 'A101');
 
