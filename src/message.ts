@@ -20,6 +20,8 @@ export interface Rejection {
   /** The analyzer's test code, when the rejection is about one result. */
   analyzerCode?: string;
   accession?: string;
+  /** What the analyzer sent beside the code, for the codes it has sent (never stored with the reasons). */
+  observed?: { value: string; unit: string | null };
 }
 
 /** What a driver's pure decoder makes of one message. QC results travel with `qc: true` on the result. */

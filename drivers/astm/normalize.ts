@@ -57,7 +57,7 @@ export function normalizeResult(
   if (!code) return { reason: `R.3 has no test code in component(s) ${options.codeComponents.join(',')}` };
   if (options.ignoreCodes.includes(code)) return null;
   const accession = readAccession(entry, options);
-  const reject = (reason: string): Rejection => ({ reason, analyzerCode: code, ...(accession ? { accession } : {}) });
+  const reject = (reason: string): Rejection => ({ reason, analyzerCode: code, ...(accession ? { accession } : {}), observed: observed(entry) });
   if (!accession) return reject(`no accession in ${options.accession.field} component ${options.accession.component}`);
   const time = resultTime(entry, options.resultTime, profile.timezone, memo);
   if (time.kind === 'rejected') return reject(time.reason);
@@ -84,6 +84,11 @@ export function normalizeResult(
   });
   if (!parsed.success) return reject(`invalid result: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
   return parsed.data;
+}
+
+/** What the analyzer sent beside a rejected code (R.4 value, R.5 unit), for the codes the status page lists. */
+function observed(entry: ResultEntry): { value: string; unit: string | null } {
+  return { value: fieldText(entry.result, 4).trim(), unit: component(entry.result, 5, 1).trim() || null };
 }
 
 /** The accession from the configured field and component, space padding trimmed. */

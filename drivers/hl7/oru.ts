@@ -48,7 +48,7 @@ function normalizeObx(c: ObxContext): KeyedResult | Rejection | undefined {
   const code = analyzerCode(c);
   if (code !== '' && c.options.skipCodes.includes(code)) return undefined;
   const accession = firstValue(c, c.options.accession);
-  const reject = (reason: string): Rejection => ({ reason, ...(code ? { analyzerCode: code } : {}), ...(accession ? { accession } : {}) });
+  const reject = (reason: string): Rejection => ({ reason, ...(code ? { analyzerCode: code, observed: observed(c) } : {}), ...(accession ? { accession } : {}) });
   if (code === '') return reject(`OBX-${valueAt(c.obx, d, { field: 1, component: 1, subcomponent: 1 })} has no test code in ${refs(c.options.code)}`);
   if (accession === '') return reject(`no accession in ${refs(c.options.accession)}`);
   const status = readObxStatus(unescapeText(rawField(c.obx, 11), d), c.options.missingStatus);
@@ -77,6 +77,11 @@ function normalizeObx(c: ObxContext): KeyedResult | Rejection | undefined {
   });
   if (!parsed.success) return reject(`result is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
   return parsed.data;
+}
+
+// What the analyzer sent beside a rejected code (OBX-5 as text, OBX-6), for the codes the status page lists.
+function observed(c: ObxContext): { value: string; unit: string | null } {
+  return { value: unescapeText(rawField(c.obx, 5), c.message.delimiters).trim(), unit: readUnit(c) || null };
 }
 
 // OBX-6 (CE: identifier^text^system): component 1, or the whole first repetition for units written with a bare `^`.

@@ -20,7 +20,7 @@ export function normalizeReport(report: Report, profile: InstrumentProfile, opti
   if (report.problems.length > 0) {
     // A damaged line may be the one that carried the accession, the time or a value: nothing of the report is loaded.
     const reason = `report arrived damaged (${report.problems.join('; ')})`;
-    for (const row of report.results) out.rejections.push({ reason, analyzerCode: row.code, ...(accession ? { accession } : {}) });
+    for (const row of report.results) out.rejections.push({ reason, analyzerCode: row.code, ...(accession ? { accession } : {}), observed: observed(row) });
     return out;
   }
   for (const row of report.results) {
@@ -32,7 +32,7 @@ export function normalizeReport(report: Report, profile: InstrumentProfile, opti
 }
 
 function normalizeRow(row: LineResult, accession: string, time: TimeReading, profile: InstrumentProfile, options: LineOptions): KeyedResult | Rejection {
-  const reject = (reason: string): Rejection => ({ reason, analyzerCode: row.code, ...(accession ? { accession } : {}) });
+  const reject = (reason: string): Rejection => ({ reason, analyzerCode: row.code, ...(accession ? { accession } : {}), observed: observed(row) });
   if (accession === '') return reject('report has no accession (no `accession` group matched)');
   if (time.kind === 'none') return reject(time.reason);
   const unit = row.unit && row.unit !== '' ? row.unit : null;
@@ -56,6 +56,11 @@ function normalizeRow(row: LineResult, accession: string, time: TimeReading, pro
   });
   if (!parsed.success) return reject(`result is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
   return parsed.data;
+}
+
+// What the printout said beside a rejected code, for the codes the status page lists.
+function observed(row: LineResult): { value: string; unit: string | null } {
+  return { value: row.value, unit: row.unit && row.unit !== '' ? row.unit : null };
 }
 
 type TimeReading = { kind: 'instant'; epochMs: number } | { kind: 'none'; reason: string };

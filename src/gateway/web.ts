@@ -84,6 +84,7 @@ function statusSource(parts: GatewayWebParts): StatusSource {
     instruments: parts.instruments,
     drains: () => parts.drains().map((d) => d.status()),
     wake: (sink) => parts.drains().find((d) => d.status().sink === sink)?.notify(),
+    mappingOf: (id) => parts.bound().get(id)?.profile.mapping,
     reprocess: (id, actor) => {
       const summary = reprocessCapture(store, parts.bound(), id, actor);
       if (summary.inserted > 0) notifyAll();

@@ -191,4 +191,25 @@ export const migrations: readonly Migration[] = [
     PRIMARY KEY (instrument_id, day, figure)
   ) WITHOUT ROWID;
   `,
+  /* 6: the analyzer codes each instrument has sent, mapped or not, kept by ingest (instrument-codes.ts) */ `
+  CREATE TABLE instrument_codes (
+    instrument_id  TEXT    NOT NULL,
+    code           TEXT    NOT NULL,          -- the analyzer's code as the driver extracts it
+    seen           INTEGER NOT NULL,          -- results and rejections carrying it
+    last_value     TEXT,                      -- the value text as sent, cut at 120 characters
+    last_unit      TEXT,
+    last_at        INTEGER NOT NULL,          -- epoch ms the message was received
+    PRIMARY KEY (instrument_id, code)
+  ) WITHOUT ROWID;
+  -- An upgraded gateway lists the codes of what it already holds: its stored results, and the codes its rejected
+  -- captures name (their values were not kept with the reasons).
+  INSERT INTO instrument_codes (instrument_id, code, seen, last_value, last_unit, last_at)
+    SELECT r.instrument_id, r.analyzer_code, count(*), r.value_text, r.unit, max(c.received_at)
+    FROM results r JOIN captures c ON c.id = r.capture_id WHERE r.analyzer_code <> '' GROUP BY 1, 2;
+  INSERT INTO instrument_codes (instrument_id, code, seen, last_at)
+    SELECT c.instrument_id, json_extract(j.value, '$.analyzerCode'), count(*), max(c.received_at)
+    FROM captures c, json_each(c.reasons) j
+    WHERE c.status = 'rejected' AND json_extract(j.value, '$.analyzerCode') IS NOT NULL GROUP BY 1, 2
+    ON CONFLICT (instrument_id, code) DO UPDATE SET seen = seen + excluded.seen, last_at = max(last_at, excluded.last_at);
+  `,
 ];

@@ -13,13 +13,14 @@ import { ConflictResolver, type ConflictChoice, type Resolution } from './confli
 import { openDatabase } from './database.js';
 import { makePrivateDir, makePrivateFile } from './private-files.js';
 import { ResultWriter, validateResults } from './ingest.js';
+import { InstrumentCodes, type CodeSeen } from './instrument-codes.js';
 import { InstrumentDays, type InstrumentFigures } from './instrument-days.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
-export type { ConflictChoice, InstrumentFigures, OpenConflict, RecentResult, RejectedCapture, Resolution, ResultRef, SinkDelivery, StoreCounts };
+export type { CodeSeen, ConflictChoice, InstrumentFigures, OpenConflict, RecentResult, RejectedCapture, Resolution, ResultRef, SinkDelivery, StoreCounts };
 
 /** How to open a store: where, which sinks, and the injected clock. */
 export interface StoreOptions {
@@ -73,6 +74,7 @@ export class Store {
   private readonly writer: ResultWriter;
   private readonly reads: StoreReads;
   private readonly days: InstrumentDays;
+  private readonly codes: InstrumentCodes;
   private readonly resolveTx: Database.Transaction<(id: number, choice: ConflictChoice, actor: string, now: number) => Resolution>;
   private readonly ingestTx: Database.Transaction<
     (capture: Capture, rawSha256: string, valid: KeyedResult[], rejections: Rejection[], now: number) => IngestSummary
@@ -92,6 +94,7 @@ export class Store {
     this.writer = new ResultWriter(db, options.sinks, options.qcSinks);
     this.reads = new StoreReads(db);
     this.days = new InstrumentDays(db, options.dayOf);
+    this.codes = new InstrumentCodes(db);
     this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) =>
       this.commitMessage(capture, rawSha256, valid, rejections, now),
     );
@@ -118,7 +121,8 @@ export class Store {
   reprocess(captureId: number, decoded: DecodedMessage, actor: string): IngestSummary {
     const now = this.options.now();
     const { valid, invalid } = validateResults(decoded.results);
-    return this.reprocessTx.immediate(captureId, valid, [...decoded.rejections, ...invalid], actor, now);
+    const rejections = [...decoded.rejections, ...invalid].map(({ observed: _, ...r }) => r);
+    return this.reprocessTx.immediate(captureId, valid, rejections, actor, now);
   }
 
   /** Rejected captures, oldest first, without their raw bytes. */
@@ -144,6 +148,11 @@ export class Store {
   /** Every instrument's figures for the local `day` (`YYYY-MM-DD`) and its last message time, in one small read. */
   instrumentFigures(day: string): InstrumentFigures[] {
     return this.days.figures(day);
+  }
+
+  /** Every analyzer code each instrument has sent, mapped or not, with its count and last value. */
+  codesSeen(): CodeSeen[] {
+    return this.codes.all();
   }
 
   /** The most recently stored results, newest first. */
@@ -190,9 +199,12 @@ export class Store {
     capture: Capture,
     rawSha256: string,
     valid: KeyedResult[],
-    rejections: Rejection[],
+    observed: Rejection[],
     now: number,
   ): IngestSummary {
+    this.codes.message(capture.instrumentId, capture.receivedAt, valid, observed);
+    // What the analyzer sent beside a rejected code is for the codes seen; the reasons are kept as they always were.
+    const rejections = observed.map(({ observed: _, ...r }) => r);
     const id = this.journal.insert(capture, rawSha256, rejections, valid.length, now);
     const from = { id, receivedAt: capture.receivedAt, rawSha256 };
     const ctx = { capture: from, now, actor: GATEWAY_ACTOR, counted: null };

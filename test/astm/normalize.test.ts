@@ -41,7 +41,7 @@ describe('ASTM normalization', () => {
   it('no usable time is a rejection, never an invented time', () => {
     const d = decode(msg('H|\\^&|||Emu', 'O|1|A1', 'R|1|^^^GLU|5|mmol/L||||F', 'L|1'));
     expect(d.results).toEqual([]);
-    expect(d.rejections).toEqual([{ reason: 'no result time: R.13, R.12, H.14 empty or absent', analyzerCode: 'GLU', accession: 'A1' }]);
+    expect(d.rejections).toEqual([{ reason: 'no result time: R.13, R.12, H.14 empty or absent', analyzerCode: 'GLU', accession: 'A1', observed: expect.any(Object) }]);
   });
 
   it('an unreadable time rejects rather than falling back', () => {
@@ -68,8 +68,8 @@ describe('ASTM normalization', () => {
   it('unmapped codes and unit mismatches are rejected with the code, never dropped', () => {
     const d = decode(msg(H, 'O|1|A1', 'R|1|^^^NA|140|mmol/L||||F', 'R|2|^^^GLU|90|mg/dL||||F', 'L|1'));
     expect(d.rejections).toEqual([
-      { reason: "unmapped test code 'NA'", analyzerCode: 'NA', accession: 'A1' },
-      { reason: "unit 'mg/dL' for test code 'GLU' differs from the mapping's 'mmol/L'", analyzerCode: 'GLU', accession: 'A1' },
+      { reason: "unmapped test code 'NA'", analyzerCode: 'NA', accession: 'A1', observed: { value: '140', unit: 'mmol/L' } },
+      { reason: "unit 'mg/dL' for test code 'GLU' differs from the mapping's 'mmol/L'", analyzerCode: 'GLU', accession: 'A1', observed: { value: '90', unit: 'mg/dL' } },
     ]);
   });
 

@@ -88,6 +88,11 @@ describe('rejections instead of invented data', () => {
     expect(decoded.rejections.map((r) => r.reason).join('\n')).toMatch(reason);
   });
 
+  test('a rejected code carries what the analyzer sent beside it (OBX-5 unescaped, OBX-6), for the codes seen', () => {
+    const { decoded } = decode(base, obx('OBX|1|NM|2|UREA|5\\T\\42|mmol/L||N|||F|||20241029082955'));
+    expect(decoded.rejections.find((r) => r.analyzerCode === 'UREA')?.observed).toEqual({ value: '5&42', unit: 'mmol/L' });
+  });
+
   test('no accession in any configured field', () => {
     const payload = mindrayBs.payload.replace('|2410290017|17|', '|||');
     const { decoded } = decode(mindrayBs, payload);

@@ -19,6 +19,12 @@ describe('shipped layouts', () => {
     expect(decoded[1]!.results[0]!.accession).toBe('24K0232');
   });
 
+  test('a code the mapping lacks is rejected with the value and unit the printout gave, for the codes seen', () => {
+    const { profile, options } = loadLayout('arkray-spotchem-el.yaml');
+    const [report] = decodeLineCapture(bytes(spotchemReport), { ...profile, mapping: profile.mapping.filter((m) => m.code !== 'K') }, options);
+    expect(report!.rejections).toEqual([{ reason: "unmapped test code 'K'", analyzerCode: 'K', accession: '24K0231', observed: { value: '4.2', unit: 'mmol/L' } }]);
+  });
+
   test('CLINITEK Status+: fields on later lines, 12-hour clock, flags, qualitative values, idle end', () => {
     const { profile, options } = loadLayout('siemens-clinitek-status.yaml');
     const [report] = decodeLineCapture(bytes(clinitekReport), profile, options);

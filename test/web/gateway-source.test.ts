@@ -144,3 +144,29 @@ describe('DailyCounters', () => {
     expect(daily.today(p, 500, null)).toMatchObject({ messages: 3, results: 5, rejected: 1, lastMessageAt: 400 });
   });
 });
+
+describe('codes seen through the gateway source', () => {
+  it('lists every code of each configured instrument against its mapping now: not mapped first, then a unit that differs, then mapped', async () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    const store = s.open();
+    const observed = (code: string, value: string, unit: string | null) => ({ reason: `unmapped test code '${code}'`, analyzerCode: code, observed: { value, unit } });
+    store.ingest(message([result(1)], [observed('GLU', '5.4', 'mmol/L'), observed('NA', '140', 'mmol/L'), observed('CRP', '\u202E0.5', 'mg/L')]));
+    const mapping = [{ code: 'K', loinc: '2823-3', unit: 'mmol/L' }, { code: 'CRP', loinc: '1988-5', unit: 'mg/dL' }];
+    const source = gatewayStatusSource({
+      gatewayId: 'gw-1', now: s.clock.now, store, drains: () => [],
+      instruments: () => [port('connected'), { ...port('connected'), instrument: 'hema-1' }],
+      mappingOf: (id) => (id === 'chem-1' ? mapping : undefined),
+    });
+    const { codesSeen } = await source.snapshot();
+    expect(codesSeen).toEqual([{
+      instrumentId: 'chem-1',
+      codes: [
+        expect.objectContaining({ code: 'CRP', loinc: '1988-5', problem: 'unit differs', lastValue: '\u202E0.5', yaml: '- { code: "CRP", loinc: "1988-5", unit: "mg/L" }' }),
+        expect.objectContaining({ code: 'GLU', loinc: null, problem: 'not mapped', seen: 1, lastValue: '5.4', lastUnit: 'mmol/L', yaml: '- { code: "GLU", loinc: "", unit: "mmol/L" }' }),
+        expect.objectContaining({ code: 'NA', problem: 'not mapped' }),
+        expect.objectContaining({ code: 'K', loinc: '2823-3', problem: null, yaml: '- { code: "K", loinc: "2823-3", unit: "mmol/L" }' }),
+      ],
+    }]);
+  });
+});

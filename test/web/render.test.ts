@@ -5,6 +5,7 @@ import { instrumentLamp, overallLamp, redItems, relativeTime, sinkLamp } from '.
 import { payloadFields } from '../../src/web/status/gateway-views.js';
 import { escapeHtml, html } from '../../src/web/status/html.js';
 import { queuesSection } from '../../src/web/status/render-queues.js';
+import { codesSection } from '../../src/web/status/render-codes.js';
 import { instrumentsSection, resultsSection } from '../../src/web/status/render-status.js';
 import { fields, instrument, sink } from './fake-source.js';
 
@@ -117,5 +118,23 @@ describe('an instrument being detected', () => {
     expect(page).not.toContain('data-yaml');
     expect(page).toContain('card-red');
     expect(page).toContain('device not available');
+  });
+});
+
+describe('codes seen', () => {
+  it('lists codes that need a mapping first with the lines to add, values escaped with control characters shown', () => {
+    const page = codesSection({
+      gatewayId: 'g', now: 60_000, instruments: [], sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [],
+      codesSeen: [{ instrumentId: 'chem1', codes: [
+        { code: 'GLU', seen: 3, lastValue: '\u202E5.4', lastUnit: 'mmol/L', lastAt: 0, loinc: null, problem: 'not mapped', yaml: '- { code: "GLU", loinc: "", unit: "mmol/L" }' },
+        { code: 'K<b>', seen: 1, lastValue: '4.1', lastUnit: 'mmol/L', lastAt: 0, loinc: '2823-3', problem: null, yaml: '- { code: "K<b>", loinc: "2823-3", unit: "mmol/L" }' },
+      ] }],
+    }).value;
+    expect(page).toContain('<pre class="yaml" data-mapping-lines="chem1">- { code: &quot;GLU&quot;, loinc: &quot;&quot;, unit: &quot;mmol/L&quot; }</pre>');
+    expect(page).toContain('\\u202E5.4 mmol/L');
+    expect(page).not.toContain('\u202E');
+    expect(page).toContain('<code>K&lt;b&gt;</code>');
+    expect(page.indexOf('data-code="GLU"')).toBeLessThan(page.indexOf('data-code="K&lt;b&gt;"'));
+    expect(page).toContain('<span class="count">1</span> <small>need a mapping</small>');
   });
 });

@@ -1,12 +1,14 @@
 // The StatusSource of a running gateway: reads the supervisors, the drains and the store; acts through the store
 // (which audits every change with the actor and the time). The store's newer methods are optional in StatusStore,
 // so a store without them still serves the page, which then says plainly what is not available.
+import type { AnalyteMapping } from '../../config/mapping.js';
 import type { DrainStatus } from '../../delivery/drain.js';
 import { isLabgateError } from '../../errors.js';
 import type { DeadLetter, DeadLetterFilter, SinkCounts } from '../../store/outbox-operator.js';
 import type { IngestSummary } from '../../message.js';
-import type { InstrumentFigures, OpenConflict, RejectedCapture, Resolution, ResultRef, SinkDelivery } from '../../store/store.js';
+import type { CodeSeen, InstrumentFigures, OpenConflict, RejectedCapture, Resolution, ResultRef, SinkDelivery } from '../../store/store.js';
 import type { PortStatus } from '../../transport/supervisor.js';
+import { codesView } from './codes-view.js';
 import { DailyCounters } from './daily-counters.js';
 import { instrumentView, payloadFields, sinkView, storedFields, type StoredResult } from './gateway-views.js';
 import type { ActionOutcome, ConflictChoice, DeliveryState, StatusSnapshot, StatusSource } from './source.js';
@@ -24,6 +26,8 @@ export interface StatusStore {
   resultOf?(ref: ResultRef): { accession: string; analyteLoinc: string } | undefined;
   /** Every instrument's figures for a local day and its last message time (kept by ingest; survives a restart). */
   instrumentFigures?(day: string): InstrumentFigures[];
+  /** Every analyzer code each instrument has sent (kept by ingest). */
+  codesSeen?(): CodeSeen[];
   outbox: {
     counts(): SinkCounts[];
     sentSince(sink: string, since: number): number;
@@ -49,6 +53,8 @@ export interface GatewayStatusParts {
   limits?: { results?: number; queue?: number };
   /** The local day (`YYYY-MM-DD`) holding an instant, as the store keys its figures; default the process's zone. */
   dayOf?: (now: number) => string;
+  /** An instrument's code mapping as configured now (after a reload, the new one); undefined when it has none. */
+  mappingOf?: (instrumentId: string) => readonly AnalyteMapping[] | undefined;
 }
 
 const HOUR_MS = 3_600_000;
@@ -107,10 +113,12 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
   const figures = store.instrumentFigures ? new Map(store.instrumentFigures(daily.day(now)).map((f) => [f.instrumentId, f])) : null;
   const stored = store.recentResults(resultLimit);
   const delivery: Map<string, { sink: string; state: DeliveryState }[]> = store.deliveryStates?.(stored) ?? new Map();
+  const ports = parts.instruments();
   return {
     gatewayId: parts.gatewayId,
     now,
-    instruments: parts.instruments().map((p) => instrumentView(p, daily.today(p, now, figures === null ? null : figures.get(p.instrument)))),
+    instruments: ports.map((p) => instrumentView(p, daily.today(p, now, figures === null ? null : figures.get(p.instrument)))),
+    ...(store.codesSeen ? { codesSeen: codesView(store.codesSeen(), ports.map((p) => p.instrument), parts.mappingOf ?? (() => undefined)) } : {}),
     sinks: counts.map((c) => sinkView(c, store.outbox.sentSince(c.sink, now - HOUR_MS), drains.get(c.sink))),
     recentResults: stored.map((r) => ({ ...storedFields(r), dedupKey: r.dedupKey, delivery: delivery.get(r.dedupKey) ?? [] })),
     deadLetters: store.outbox.deadLetters({ all: true }, queueLimit).map((d) => {

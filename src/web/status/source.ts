@@ -124,6 +124,27 @@ export interface RejectedCaptureView {
   reasons: { reason: string; analyzerCode?: string; accession?: string }[];
 }
 
+/** One analyzer code an instrument has sent, with the mapping it meets now. */
+export interface CodeSeenView {
+  code: string;
+  seen: number;
+  lastValue: string | null;
+  lastUnit: string | null;
+  lastAt: number;
+  /** The mapping's LOINC; null when the code is not mapped. */
+  loinc: string | null;
+  /** Why its results are rejected now (`not mapped`, `unit differs`), or null when they are stored. */
+  problem: string | null;
+  /** The mapping line this code needs (`- { code: "GLU", loinc: "", unit: "mmol/L" }`), or has. */
+  yaml: string;
+}
+
+/** The codes of one instrument, those that need a mapping first. */
+export interface InstrumentCodesView {
+  instrumentId: string;
+  codes: CodeSeenView[];
+}
+
 /** Everything the page shows, read at one instant (`now`, epoch ms). */
 export interface StatusSnapshot {
   gatewayId: string;
@@ -135,6 +156,8 @@ export interface StatusSnapshot {
   deadLetters: DeadLetterView[];
   conflicts: ConflictView[];
   rejectedCaptures: RejectedCaptureView[];
+  /** Every code each configured instrument has sent; absent when the store keeps none. */
+  codesSeen?: InstrumentCodesView[];
   /** The size bound on rejected captures (the newest are kept), when retention enforces one. */
   rejectedRetention?: { keptMb: number; prunedSinceStart: number };
 }

@@ -43,6 +43,8 @@ tr.differs td { background: #fff4d6; font-weight: 600; }
 .flash-error { background: #ffebe9; border-color: var(--red); }
 .card-wide { grid-column: 1 / -1; } .finding { margin: 4px 0; font-size: 1.05rem; }
 pre.yaml { background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 8px; margin: 6px 0; overflow-x: auto; font-size: .9rem; user-select: all; -webkit-user-select: all; }
+.codes { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px; margin-bottom: 10px; }
+tr.needs-mapping td:first-child { border-left: 4px solid var(--amber); }
 details { margin: 6px 0; } summary { cursor: pointer; min-height: 32px; }
 .empty, .never, .note { color: var(--muted); } ul.reasons { margin: 0; padding-left: 18px; }
 .login { max-width: 420px; margin: 24px auto; } .login input { width: 100%; min-height: 44px; font: inherit; margin: 6px 0 12px; padding: 8px; }

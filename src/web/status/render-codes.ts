@@ -1,0 +1,31 @@
+// Codes seen: per instrument, every analyzer code it has sent, those without a working mapping first, with the lines
+// to add under the instrument's `mapping:`. Values are shown as sent, escaped, control characters as their codes.
+import { html, type SafeHtml } from './html.js';
+import { yamlBlock } from './render-detection.js';
+import { ago } from './render-status.js';
+import type { CodeSeenView, InstrumentCodesView, StatusSnapshot } from './source.js';
+
+function codeRow(c: CodeSeenView, now: number): SafeHtml {
+  const value = c.lastValue === null ? html`<span class="never">not kept</span>` : html`${c.lastValue} ${c.lastUnit ?? ''}`;
+  const mapping = c.problem === null ? html`<code>${c.loinc ?? ''}</code>` : html`<span class="reason">${c.problem}</span>${c.loinc ? html` <code>${c.loinc}</code>` : ''}`;
+  return html`<tr data-code="${c.code}"${c.problem ? html` class="needs-mapping"` : ''}><td><code>${c.code}</code></td><td class="num">${c.seen}</td>
+<td class="num">${value}</td><td>${ago(c.lastAt, now)}</td><td>${mapping}</td></tr>`;
+}
+
+function instrumentCodes(i: InstrumentCodesView, now: number): SafeHtml {
+  const needed = i.codes.filter((c) => c.problem !== null);
+  const lines = needed.length
+    ? html`<p>Under <code>mapping:</code> of <code>${i.instrumentId}</code>, add or replace these lines, fill in each LOINC, then reload:</p>
+<pre class="yaml" data-mapping-lines="${i.instrumentId}">${yamlBlock(needed.map((c) => c.yaml))}</pre>`
+    : html`<p class="note">Every code is mapped.</p>`;
+  return html`<article class="codes" data-codes="${i.instrumentId}"><h3>${i.instrumentId} <span class="count">${needed.length}</span> <small>need a mapping</small></h3>
+${lines}<div class="scroll"><table><thead><tr><th>Code</th><th>Seen</th><th>Last value</th><th>Last</th><th>Mapping</th></tr></thead>
+<tbody>${i.codes.map((c) => codeRow(c, now))}</tbody></table></div></article>`;
+}
+
+/** Every configured instrument's codes; nothing when none has sent a code yet. */
+export function codesSection(s: StatusSnapshot): SafeHtml {
+  if (!s.codesSeen) return html``;
+  const body = s.codesSeen.length ? s.codesSeen.map((i) => instrumentCodes(i, s.now)) : html`<p class="empty">No analyzer codes seen yet.</p>`;
+  return html`<section id="codes-seen"><h2>Codes seen</h2>${body}</section>`;
+}
