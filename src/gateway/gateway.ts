@@ -19,6 +19,7 @@ import { openStore, type Store } from '../store/store.js';
 import type { SerialPortFactory } from '../transport/endpoint.js';
 import type { SinkHealth } from '../web/health.js';
 import type { WebServer } from '../web/server.js';
+import { BacklogSampler } from './backlog-sampler.js';
 import { recordDeliveryMetrics } from './delivery-metrics.js';
 import { createIngestPort } from './ingest-port.js';
 import { superviseInstruments, type InstrumentHandle } from './instruments.js';
@@ -59,6 +60,7 @@ export class Gateway {
   private retention: Retention | undefined;
   private stopping = false;
   private ready = false;
+  private sampler: BacklogSampler | undefined;
   /** Loggers that summarize repeated lines; flushed at stop so their timers do not outlive the gateway. */
   private readonly summaries: LogSummary[] = [];
 
@@ -91,7 +93,9 @@ export class Gateway {
     const store = openStore({ dataDir: config.gateway.dataDir, sinks: sinkNames, qcSinks: qcSinkNames(config), now: deps.clock.now });
     this.store = store;
     store.outbox.resetInFlight();
+    this.sampler = new BacklogSampler({ store, pending: () => this.sinkHealth(), now: deps.clock.now, log: deps.log.child({ part: 'backlog' }) });
     this.startDrains(store);
+    this.sampler.note();
     this.retention = new Retention({ db: store.db, clock: deps.clock, ...config.gateway.retention, log: deps.log.child({ part: 'retention' }) });
     this.retention.start();
     this.disk = new DiskGuard({
@@ -111,6 +115,7 @@ export class Gateway {
       onCommitted: () => {
         this.countsCache = undefined;
         this.drains.forEach((d) => d.notify());
+        this.sampler?.note();
       },
       // A full disk fails every message an analyzer resends: one line per interval, not one per attempt.
       log: this.summarized(deps.log),
@@ -190,6 +195,7 @@ export class Gateway {
       onOutcomes: (sink) => (rows, outcomes, now) => {
         this.countsCache = undefined;
         recordDeliveryMetrics(this.metrics, sink, rows, outcomes, now);
+        this.sampler?.note();
       },
     });
     this.drains = [...drains.values()];

@@ -212,4 +212,29 @@ export const migrations: readonly Migration[] = [
     WHERE c.status = 'rejected' AND json_extract(j.value, '$.analyzerCode') IS NOT NULL GROUP BY 1, 2
     ON CONFLICT (instrument_id, code) DO UPDATE SET seen = seen + excluded.seen, last_at = max(last_at, excluded.last_at);
   `,
+  /* 7: the day at a glance: per-instrument figures per hour (instrument-days.ts), sinks' backlog samples (sink-figures.ts) */ `
+  CREATE TABLE instrument_hours (
+    instrument_id  TEXT    NOT NULL,
+    hour           INTEGER NOT NULL,          -- epoch ms / 3600000
+    messages       INTEGER NOT NULL DEFAULT 0,
+    results        INTEGER NOT NULL DEFAULT 0, -- results first stored
+    rejected       INTEGER NOT NULL DEFAULT 0, -- results rejected on arrival
+    PRIMARY KEY (instrument_id, hour)
+  ) WITHOUT ROWID;
+  CREATE TABLE sink_backlog (
+    sink     TEXT    NOT NULL,
+    slot     INTEGER NOT NULL,                -- epoch ms / 300000: one sample per sink and five minutes
+    at       INTEGER NOT NULL,                -- epoch ms of the sample
+    pending  INTEGER NOT NULL,
+    PRIMARY KEY (sink, slot)
+  ) WITHOUT ROWID;
+  -- An upgraded gateway charts its last two days from the journal and the results, as the day figures were filled.
+  INSERT INTO instrument_hours (instrument_id, hour, messages, rejected)
+    SELECT instrument_id, received_at / 3600000, count(*), sum(coalesce(json_array_length(reasons), 0))
+    FROM captures WHERE received_at >= (unixepoch() - 2 * 86400) * 1000 GROUP BY 1, 2;
+  INSERT INTO instrument_hours (instrument_id, hour, results)
+    SELECT c.instrument_id, c.received_at / 3600000, count(*)
+    FROM results r JOIN captures c ON c.id = r.capture_id WHERE c.received_at >= (unixepoch() - 2 * 86400) * 1000 GROUP BY 1, 2
+    ON CONFLICT (instrument_id, hour) DO UPDATE SET results = excluded.results;
+  `,
 ];

@@ -50,7 +50,8 @@ export class Outbox extends OutboxOperator {
         const minute = Math.floor(at / 60_000);
         stmts.countSent.run(sink, marked);
         stmts.countMinute.run(sink, minute, marked);
-        stmts.forgetMinutes.run(sink, minute - 24 * 60);
+        // A day and an hour: the page's last-hour rate, and whole hours for its 24-hour chart.
+        stmts.forgetMinutes.run(sink, minute - 25 * 60);
       }
     });
   }

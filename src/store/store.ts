@@ -13,14 +13,15 @@ import { ConflictResolver, type ConflictChoice, type Resolution } from './confli
 import { openDatabase } from './database.js';
 import { makePrivateDir, makePrivateFile } from './private-files.js';
 import { ResultWriter, validateResults } from './ingest.js';
+import { SinkFigures, type BacklogSample, type SinkHour } from './sink-figures.js';
 import { InstrumentCodes, type CodeSeen } from './instrument-codes.js';
-import { InstrumentDays, type InstrumentFigures } from './instrument-days.js';
+import { InstrumentDays, type HourFigures, type InstrumentFigures } from './instrument-days.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
-export type { CodeSeen, ConflictChoice, InstrumentFigures, OpenConflict, RecentResult, RejectedCapture, Resolution, ResultRef, SinkDelivery, StoreCounts };
+export type { BacklogSample, CodeSeen, ConflictChoice, HourFigures, InstrumentFigures, SinkHour, OpenConflict, RecentResult, RejectedCapture, Resolution, ResultRef, SinkDelivery, StoreCounts };
 
 /** How to open a store: where, which sinks, and the injected clock. */
 export interface StoreOptions {
@@ -70,6 +71,8 @@ export class Store {
   readonly outbox: Outbox;
   /** Orders sent to analyzers and the two-way day figures (order-store.ts). */
   readonly orders: OrderStore;
+  /** Each sink's backlog through the day and its deliveries per hour (the page's day at a glance). */
+  readonly sinkFigures: SinkFigures;
   private readonly journal: CaptureJournal;
   private readonly writer: ResultWriter;
   private readonly reads: StoreReads;
@@ -95,6 +98,7 @@ export class Store {
     this.reads = new StoreReads(db);
     this.days = new InstrumentDays(db, options.dayOf);
     this.codes = new InstrumentCodes(db);
+    this.sinkFigures = new SinkFigures(db);
     this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) =>
       this.commitMessage(capture, rawSha256, valid, rejections, now),
     );
@@ -148,6 +152,11 @@ export class Store {
   /** Every instrument's figures for the local `day` (`YYYY-MM-DD`) and its last message time, in one small read. */
   instrumentFigures(day: string): InstrumentFigures[] {
     return this.days.figures(day);
+  }
+
+  /** Every instrument's figures per hour from `sinceHour` (epoch hours) on, for the day at a glance. */
+  instrumentHours(sinceHour: number): HourFigures[] {
+    return this.days.hours(sinceHour);
   }
 
   /** Every analyzer code each instrument has sent, mapped or not, with its count and last value. */

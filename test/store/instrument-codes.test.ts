@@ -6,7 +6,7 @@ import type { InboundMessage } from '../../src/message.js';
 import { KEEP_CODES } from '../../src/store/instrument-codes.js';
 import { migrations } from '../../src/store/migrations.js';
 import type { Store } from '../../src/store/store.js';
-import { message, result, scratch } from './store-fixtures.js';
+import { downgradeBefore, message, result, scratch } from './store-fixtures.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -79,8 +79,7 @@ describe('codes seen', () => {
     store.ingest(message([result(1), result(2)], [unmapped('GLU', '5.4', 'mmol/L')]));
     store.ingest(at(message([], [unmapped('GLU', '5.9', 'mmol/L')]), RECEIVED + 60_000));
     const codes = migrations.findIndex((m) => typeof m === 'string' && m.includes('CREATE TABLE instrument_codes'));
-    store.db.exec('DROP TABLE instrument_codes');
-    store.db.pragma(`user_version = ${codes}`);
+    downgradeBefore(store, codes);
     store.close();
     expect(reopen().codesSeen()).toEqual([
       { instrumentId: 'chem-1', code: 'GLU', seen: 2, lastValue: null, lastUnit: null, lastAt: RECEIVED + 60_000 },

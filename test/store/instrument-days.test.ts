@@ -2,10 +2,10 @@
 // day, without a scan of the results; reprocess, replays, retention of old days, and the upgrade's backfill.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../src/message.js';
-import { KEEP_DAYS, localDay } from '../../src/store/instrument-days.js';
+import { KEEP_DAYS, KEEP_HOURS, localDay } from '../../src/store/instrument-days.js';
 import { migrations } from '../../src/store/migrations.js';
 import type { Store } from '../../src/store/store.js';
-import { message, result, scratch } from './store-fixtures.js';
+import { downgradeBefore, message, result, scratch } from './store-fixtures.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -87,11 +87,52 @@ describe('instrument day figures', () => {
     const before = counted(live);
     // Back to the schema before the day figures, as a gateway upgraded from it has.
     const dayFigures = migrations.findIndex((m) => typeof m === 'string' && m.includes('CREATE TABLE instrument_days'));
-    // The tables of that migration and of every later one go, as they were not there yet.
-    const later = migrations.slice(dayFigures).flatMap((m) => (typeof m === 'string' ? [...m.matchAll(/CREATE TABLE (\w+)/g)].map((t) => t[1]!) : []));
-    for (const table of later) live.db.exec(`DROP TABLE ${table}`);
-    live.db.pragma(`user_version = ${dayFigures}`);
+    downgradeBefore(live, dayFigures);
     live.close();
     expect(counted(s.open())).toEqual(before);
+  });
+});
+
+describe('instrument figures per hour', () => {
+  const hourOf = (t: number): number => Math.floor(t / HOUR);
+
+  it('counts each message in the hour it was received, a reprocess adding its results to that hour', () => {
+    const store = opened();
+    store.ingest(message([result(1), result(2)]));
+    store.ingest(at(message([result(3)], [{ reason: 'unmapped', analyzerCode: 'UBG' }]), RECEIVED + HOUR));
+    const { captureId } = store.ingest(at(message([], [{ reason: 'unmapped', analyzerCode: 'GLU' }]), RECEIVED + HOUR + 60_000));
+    store.reprocess(captureId, { results: [result(4)], rejections: [] }, 'web-local');
+    expect(store.instrumentHours(hourOf(RECEIVED))).toEqual([
+      { instrumentId: 'chem-1', hour: hourOf(RECEIVED), messages: 1, results: 2, rejected: 0 },
+      { instrumentId: 'chem-1', hour: hourOf(RECEIVED) + 1, messages: 2, results: 2, rejected: 2 },
+    ]);
+    expect(store.instrumentHours(hourOf(RECEIVED) + 1)).toHaveLength(1);
+  });
+
+  it(`keeps ${KEEP_HOURS} hours per instrument`, () => {
+    const store = opened();
+    store.ingest(message([result(1)]));
+    store.ingest(at(message([result(2)]), RECEIVED + KEEP_HOURS * HOUR));
+    store.ingest(at(message([result(3)]), RECEIVED + (KEEP_HOURS + 1) * HOUR));
+    expect(store.instrumentHours(0).map((h) => h.hour - hourOf(RECEIVED))).toEqual([KEEP_HOURS, KEEP_HOURS + 1]);
+  });
+});
+
+describe('hourly figures after an upgrade', () => {
+  it('are filled from the journal and the results of the last two days, the same as counted live', () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    const live = s.open();
+    // The backfill reads the real clock (SQLite's unixepoch()): messages from an hour and a day ago.
+    const recent = Date.now() - HOUR;
+    live.ingest(at(message([result(1), result(2)]), recent));
+    live.ingest(at(message([result(3)], [{ reason: 'unmapped', analyzerCode: 'UBG' }]), recent - 86_400_000));
+    live.ingest(at(message([result(4)]), recent - 3 * 86_400_000));
+    const since = Math.floor((recent - 2 * 86_400_000) / HOUR);
+    const before = live.instrumentHours(since);
+    expect(before).toHaveLength(2);
+    downgradeBefore(live, migrations.findIndex((m) => typeof m === 'string' && m.includes('CREATE TABLE instrument_hours')));
+    live.close();
+    expect(s.open().instrumentHours(since)).toEqual(before);
   });
 });

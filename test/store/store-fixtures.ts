@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { InboundMessage, Rejection } from '../../src/message.js';
 import type { KeyedResult } from '../../src/result.js';
 import { afterEach } from 'vitest';
+import { migrations } from '../../src/store/migrations.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/store.js';
 import { potassium } from '../fixtures/results.js';
 
@@ -20,6 +21,14 @@ export function message(results: KeyedResult[], rejections: Rejection[] = [], ra
     results,
     rejections,
   };
+}
+
+/** Takes an open store back to the schema before `migration` (0-based), as a gateway upgraded from it has it. */
+export function downgradeBefore(store: Store, migration: number): void {
+  for (const later of migrations.slice(migration)) {
+    for (const [, table] of typeof later === 'string' ? later.matchAll(/CREATE TABLE (\w+)/g) : []) store.db.exec(`DROP TABLE ${table}`);
+  }
+  store.db.pragma(`user_version = ${migration}`);
 }
 
 /** A clock tests move by hand. */

@@ -4,7 +4,9 @@ import type {
   ActionOutcome,
   ConflictChoice,
   ConflictView,
+  DayView,
   DeadLetterView,
+  InstrumentCodesView,
   InstrumentView,
   RejectedCaptureView,
   ResultFields,
@@ -77,6 +79,8 @@ export class FakeStatusSource implements StatusSource {
     deadLetters: DeadLetterView[];
     conflicts: ConflictView[];
     rejectedCaptures: RejectedCaptureView[];
+    day?: DayView;
+    codesSeen?: InstrumentCodesView[];
   };
 
   constructor(private readonly now: () => number) {
@@ -86,7 +90,8 @@ export class FakeStatusSource implements StatusSource {
   snapshot(): StatusSnapshot {
     const s = structuredClone(this.state);
     const sinks = s.sinks.map((k) => ({ ...k, dead: s.deadLetters.filter((d) => d.sink === k.sink).length }));
-    return { gatewayId: s.gatewayId, now: this.now(), instruments: s.instruments, sinks, recentResults: s.results, deadLetters: s.deadLetters, conflicts: s.conflicts, rejectedCaptures: s.rejectedCaptures };
+    const extra = { ...(s.day ? { day: s.day } : {}), ...(s.codesSeen ? { codesSeen: s.codesSeen } : {}) };
+    return { gatewayId: s.gatewayId, now: this.now(), instruments: s.instruments, sinks, recentResults: s.results, deadLetters: s.deadLetters, conflicts: s.conflicts, rejectedCaptures: s.rejectedCaptures, ...extra };
   }
 
   /** Adds a result, newest first, pending in every sink. */

@@ -170,3 +170,25 @@ describe('codes seen through the gateway source', () => {
     }]);
   });
 });
+
+describe('the day at a glance through the gateway source', () => {
+  it('reads the hourly figures, the deliveries and the backlog samples the store keeps', async () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    const store = s.open();
+    const received = s.clock.now() - 30 * 60_000;
+    const m = message([result(1), result(2)]);
+    store.ingest({ ...m, capture: { ...m.capture, receivedAt: received } });
+    const rows = store.outbox.claimDue('lims', 10);
+    store.outbox.recordOutcomes('lims', rows, rows.map(() => ({ kind: 'delivered' })), rows.map(() => null));
+    store.sinkFigures.sampleBacklog([{ sink: 'lims', pending: 2 }, { sink: 'postgres', pending: 2 }], s.clock.now() - 60_000);
+    const source = gatewayStatusSource({ gatewayId: 'gw-1', now: s.clock.now, store, drains: () => [drain('postgres'), drain('lims')], instruments: () => [port('connected')] });
+    const { day } = await source.snapshot();
+    const slot = 23 - (Math.floor(s.clock.now() / 3_600_000) - Math.floor(received / 3_600_000));
+    expect(day?.instruments).toEqual([expect.objectContaining({ id: 'chem-1' })]);
+    expect(day?.instruments[0]!.results[slot]).toBe(2);
+    const lims = day?.sinks.find((k) => k.sink === 'lims');
+    expect(lims?.delivered[23]).toBe(2);
+    expect(lims?.backlog).toEqual([{ at: s.clock.now() - 60_000, pending: 2 }, { at: s.clock.now(), pending: 0 }]);
+  });
+});

@@ -1,5 +1,6 @@
 // The states the browser tests show and screenshot: a healthy morning run, and trouble (an unplugged analyzer,
 // the LIMS down, and something in every work queue). Plausible laboratory data, no demographics.
+import { dayView, windowStart } from '../../src/web/status/day-view.js';
 import { fields, instrument, sink } from './fake-source.js';
 import type { Harness } from './harness.js';
 
@@ -71,4 +72,50 @@ export function errorState(h: Harness): void {
     incoming: fields('A26-0001', { valueText: '4.2', flags: ['H'], resultedAt: '2026-11-30T11:51:00+00:00' }),
   });
   h.source.state.rejectedCaptures.push({ id: 12, instrumentId: 'urine1', protocol: 'astm', receivedAt: now - 20 * MIN, reasons: [{ reason: 'no mapping for analyzer code', analyzerCode: 'UBG', accession: 'A26-0007' }] });
+}
+
+const HOUR = 3_600_000;
+// A laboratory's day: quiet at night, the morning run from 7 to 11, a smaller afternoon peak.
+const profile = [2, 1, 1, 1, 1, 2, 8, 60, 140, 160, 120, 70, 50, 60, 90, 70, 40, 20, 12, 8, 6, 4, 3, 2];
+
+/** The healthy state with its last 24 hours: results per hour, and a LIMS outage at 13:00 that built a backlog. */
+export function dayState(h: Harness): void {
+  healthyState(h);
+  const now = h.clock.now;
+  const first = windowStart(now);
+  const hourOf = (i: number): number => new Date((first + i) * HOUR).getUTCHours();
+  const hours = ['chem1', 'hema1'].flatMap((id, k) => profile.map((_, i) => ({ instrumentId: id, hour: first + i, messages: 0, results: Math.round(profile[hourOf(i)]! * (k === 0 ? 6 : 9)), rejected: id === 'chem1' && hourOf(i) === 9 ? 14 : 0 })));
+  const perHour = (i: number): number => hours.filter((x) => x.hour === first + i).reduce((a, b) => a + b.results, 0);
+  const outage = (i: number): boolean => hourOf(i) >= 13 && hourOf(i) < 15;
+  const delivered = ['postgres', 'lims'].flatMap((sinkName) => profile.map((_, i) => ({ sink: sinkName, hour: first + i, delivered: sinkName === 'lims' && outage(i) ? 0 : perHour(i) + (sinkName === 'lims' && hourOf(i) === 15 ? 1_400 : 0) })));
+  const backlog = profile.flatMap((_, i) => {
+    const at = (first + i) * HOUR + 20 * 60_000;
+    const lims = outage(i) ? perHour(i) * (hourOf(i) - 12) : hourOf(i) === 15 ? 180 : 3;
+    return [{ sink: 'postgres', at, pending: 0 }, { sink: 'lims', at, pending: lims }];
+  });
+  const utcLabel = (ms: number): string => String(new Date(ms).getUTCHours()).padStart(2, '0');
+  h.source.state.day = dayView({ now, instruments: ['chem1', 'hema1'], hours, sinks: [{ sink: 'postgres', pending: 0 }, { sink: 'lims', pending: 3 }], delivered, backlog, hourLabel: utcLabel });
+}
+
+/** A new analyzer being brought in: its settings detected on port 3, and the codes another new one sent, unmapped. */
+export function onboardingState(h: Harness): void {
+  healthyState(h);
+  const now = h.clock.now;
+  h.source.state.instruments.push(instrument('chem2', {
+    port: '/dev/labgate/port3', since: now - 95_000, lastByteAt: now - 4_000,
+    detection: {
+      state: 'found',
+      summary: 'ASTM at 9600 8N1: ENQ every 10 s',
+      yaml: ['driver: astm', 'transport:', '  kind: serial', '  path: "/dev/labgate/port3"', '  baudRate: 9600', '  dataBits: 8', '  parity: none'],
+      note: '7E1 reads these bytes the same way; if frames are refused for checksums later, try dataBits: 7 and parity: even',
+      trials: [{ setting: '9600 8N1', outcome: 'recognized', why: 'makes sense', at: now - 4_000 }],
+    },
+  }));
+  const seen = (code: string, value: string, unit: string | null, loinc: string | null, problem: string | null, yaml: string) => ({ code, seen: 1, lastValue: value, lastUnit: unit, lastAt: now - 60_000, loinc, problem, yaml });
+  h.source.state.codesSeen = [{ instrumentId: 'urine1', codes: [
+    seen('PRO', '30', 'mg/dL', null, 'not mapped', '- { code: "PRO", loinc: "", unit: "mg/dL" }'),
+    seen('UBG', '0.2', 'mg/dL', null, 'not mapped', '- { code: "UBG", loinc: "", unit: "mg/dL" }'),
+    seen('GLU', 'Negative', null, '5792-7', null, '- { code: "GLU", loinc: "5792-7", unit: null }'),
+  ] }];
+  h.source.state.rejectedCaptures.push({ id: 14, instrumentId: 'urine1', protocol: 'astm', receivedAt: now - 60_000, reasons: [{ reason: "unmapped test code 'PRO'", analyzerCode: 'PRO', accession: 'A26-0107' }, { reason: "unmapped test code 'UBG'", analyzerCode: 'UBG', accession: 'A26-0107' }] });
 }

@@ -6,9 +6,10 @@ import type { DrainStatus } from '../../delivery/drain.js';
 import { isLabgateError } from '../../errors.js';
 import type { DeadLetter, DeadLetterFilter, SinkCounts } from '../../store/outbox-operator.js';
 import type { IngestSummary } from '../../message.js';
-import type { CodeSeen, InstrumentFigures, OpenConflict, RejectedCapture, Resolution, ResultRef, SinkDelivery } from '../../store/store.js';
+import type { BacklogSample, CodeSeen, HourFigures, InstrumentFigures, OpenConflict, RejectedCapture, Resolution, ResultRef, SinkDelivery, SinkHour } from '../../store/store.js';
 import type { PortStatus } from '../../transport/supervisor.js';
 import { codesView } from './codes-view.js';
+import { dayView, windowStart } from './day-view.js';
 import { DailyCounters } from './daily-counters.js';
 import { instrumentView, payloadFields, sinkView, storedFields, type StoredResult } from './gateway-views.js';
 import type { ActionOutcome, ConflictChoice, DeliveryState, StatusSnapshot, StatusSource } from './source.js';
@@ -28,6 +29,10 @@ export interface StatusStore {
   instrumentFigures?(day: string): InstrumentFigures[];
   /** Every analyzer code each instrument has sent (kept by ingest). */
   codesSeen?(): CodeSeen[];
+  /** Every instrument's figures per hour from an epoch hour on (kept by ingest). */
+  instrumentHours?(sinceHour: number): HourFigures[];
+  /** Each sink's deliveries per hour and backlog samples. */
+  sinkFigures?: { deliveredPerHour(sinceHour: number): SinkHour[]; backlogSince(since: number): BacklogSample[] };
   outbox: {
     counts(): SinkCounts[];
     sentSince(sink: string, since: number): number;
@@ -53,6 +58,8 @@ export interface GatewayStatusParts {
   limits?: { results?: number; queue?: number };
   /** The local day (`YYYY-MM-DD`) holding an instant, as the store keys its figures; default the process's zone. */
   dayOf?: (now: number) => string;
+  /** The clock label of an hour on the day charts (`14`); default the gateway's local time. */
+  hourLabel?: (startMs: number) => string;
   /** An instrument's code mapping as configured now (after a reload, the new one); undefined when it has none. */
   mappingOf?: (instrumentId: string) => readonly AnalyteMapping[] | undefined;
 }
@@ -119,6 +126,7 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
     now,
     instruments: ports.map((p) => instrumentView(p, daily.today(p, now, figures === null ? null : figures.get(p.instrument)))),
     ...(store.codesSeen ? { codesSeen: codesView(store.codesSeen(), ports.map((p) => p.instrument), parts.mappingOf ?? (() => undefined)) } : {}),
+    ...day(parts, now, ports.map((p) => p.instrument), counts),
     sinks: counts.map((c) => sinkView(c, store.outbox.sentSince(c.sink, now - HOUR_MS), drains.get(c.sink))),
     recentResults: stored.map((r) => ({ ...storedFields(r), dedupKey: r.dedupKey, delivery: delivery.get(r.dedupKey) ?? [] })),
     deadLetters: store.outbox.deadLetters({ all: true }, queueLimit).map((d) => {
@@ -136,5 +144,23 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
       incoming: payloadFields(c.incomingPayload),
     })),
     rejectedCaptures: store.rejectedCaptures(queueLimit).map((r) => ({ ...r, reasons: r.reasons.map((x) => ({ ...x })) })),
+  };
+}
+
+// The day at a glance, when the store keeps hourly counters: one small indexed read of each, no scan of the results.
+function day(parts: GatewayStatusParts, now: number, instruments: string[], counts: readonly { sink: string; pending: number }[]): Pick<StatusSnapshot, 'day'> {
+  const { store } = parts;
+  if (!store.instrumentHours || !store.sinkFigures) return {};
+  const first = windowStart(now);
+  return {
+    day: dayView({
+      now,
+      instruments,
+      hours: store.instrumentHours(first),
+      sinks: counts.map((c) => ({ sink: c.sink, pending: c.pending })),
+      delivered: store.sinkFigures.deliveredPerHour(first),
+      backlog: store.sinkFigures.backlogSince((first - 1) * HOUR_MS),
+      ...(parts.hourLabel ? { hourLabel: parts.hourLabel } : {}),
+    }),
   };
 }

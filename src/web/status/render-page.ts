@@ -2,6 +2,7 @@
 import { html, type SafeHtml } from './html.js';
 import { overallLamp, redItems } from './format.js';
 import { paths } from './paths.js';
+import { daySection } from './render-charts.js';
 import { codesSection } from './render-codes.js';
 import { actionForm, queuesSection } from './render-queues.js';
 import { ago, chips, instrumentsSection, lamp, resultsSection, sinksSection } from './render-status.js';
@@ -36,7 +37,7 @@ export function liveFragment(s: StatusSnapshot, csrf: string): SafeHtml {
   const headline = verdict === 'red' ? `Attention: ${redItems(s).join(', ')}` : HEADLINE[verdict];
   return html`<section id="summary" class="summary summary-${verdict}">${lamp(verdict, headline)}
 <span class="updated">Updated ${ago(s.now, s.now)}</span></section>
-${chips(s)}${instrumentsSection(s)}${sinksSection(s)}${queuesSection(s, csrf)}${codesSection(s)}${resultsSection(s)}`;
+${chips(s)}${instrumentsSection(s)}${sinksSection(s)}${daySection(s)}${queuesSection(s, csrf)}${codesSection(s)}${resultsSection(s)}`;
 }
 
 /** The status page. */

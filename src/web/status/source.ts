@@ -145,6 +145,18 @@ export interface InstrumentCodesView {
   codes: CodeSeenView[];
 }
 
+/** The last 24 hours, hour by hour, from the store's counters. */
+export interface DayView {
+  /** Epoch ms of the first hour's start, and now. */
+  from: number;
+  to: number;
+  /** Each hour's clock label (`14`), oldest first; the last is the current hour. */
+  labels: string[];
+  instruments: { id: string; results: number[]; rejected: number[] }[];
+  /** Deliveries per hour, and the backlog as a step line (its level from each point to the next). */
+  sinks: { sink: string; delivered: number[]; backlog: { at: number; pending: number }[] }[];
+}
+
 /** Everything the page shows, read at one instant (`now`, epoch ms). */
 export interface StatusSnapshot {
   gatewayId: string;
@@ -156,6 +168,8 @@ export interface StatusSnapshot {
   deadLetters: DeadLetterView[];
   conflicts: ConflictView[];
   rejectedCaptures: RejectedCaptureView[];
+  /** The day at a glance; absent when the store keeps no hourly counters. */
+  day?: DayView;
   /** Every code each configured instrument has sent; absent when the store keeps none. */
   codesSeen?: InstrumentCodesView[];
   /** The size bound on rejected captures (the newest are kept), when retention enforces one. */

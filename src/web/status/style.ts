@@ -45,8 +45,16 @@ tr.differs td { background: #fff4d6; font-weight: 600; }
 pre.yaml { background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 8px; margin: 6px 0; overflow-x: auto; font-size: .9rem; user-select: all; -webkit-user-select: all; }
 .codes { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px; margin-bottom: 10px; }
 tr.needs-mapping td:first-child { border-left: 4px solid var(--amber); }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 10px; }
+.chart-card { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px; }
+.chart-card figcaption { font-size: .95rem; margin-bottom: 2px; } .rejected-text { color: var(--amber); }
+svg.chart { width: 100%; height: auto; display: block; }
+svg.chart .grid { stroke: var(--line); stroke-width: 1; } svg.chart .tick { font-size: 12px; fill: var(--muted); }
+svg.chart .caption { font-size: 12px; font-weight: 600; fill: var(--ink); paint-order: stroke; stroke: #fff; stroke-width: 3px; }
+svg.chart .bar { fill: #1f6feb; } svg.chart .bar-rejected { fill: var(--amber); } svg.chart .bar-delivered { fill: var(--green); }
+svg.chart .backlog-area { fill: #ffebe9; } svg.chart .backlog-line { fill: none; stroke: var(--red); stroke-width: 2; }
 details { margin: 6px 0; } summary { cursor: pointer; min-height: 32px; }
 .empty, .never, .note { color: var(--muted); } ul.reasons { margin: 0; padding-left: 18px; }
 .login { max-width: 420px; margin: 24px auto; } .login input { width: 100%; min-height: 44px; font: inherit; margin: 6px 0 12px; padding: 8px; }
-@media (max-width: 600px) { body { font-size: 15px; } main { padding: 6px; } .cards { grid-template-columns: 1fr; } th, td { padding: 5px 6px; } }
+@media (max-width: 600px) { body { font-size: 15px; } main { padding: 6px; } .cards, .charts { grid-template-columns: 1fr; } th, td { padding: 5px 6px; } }
 `;
