@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 const bin = join(import.meta.dirname, '../../bin/labgate.js');
 
 describe('labgate <command> --unknown-option', () => {
-  for (const command of ['run', 'demo', 'decode', 'status', 'dead-letter', 'pg-migrate', 'check-config']) {
+  for (const command of ['run', 'demo', 'decode', 'status', 'dead-letter', 'pg-migrate', 'check-config', 'emulate']) {
     it(`${command}: exit 2 with the command's usage`, () => {
       const run = spawnSync(process.execPath, [bin, command, '--no-such-option'], { encoding: 'utf8' });
       expect(run.status).toBe(2);
