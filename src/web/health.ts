@@ -24,6 +24,8 @@ export interface HealthSnapshot {
   sinks: SinkHealth[];
   /** Rejections nothing handled since start: each is a bug, logged with its stack. */
   unhandledErrors?: number;
+  /** What a person must do about the configuration file (a reload refused, changes waiting for a restart). */
+  configuration?: string[];
 }
 
 export interface AlertThresholds {
@@ -48,6 +50,7 @@ export interface HealthSources {
   instruments: () => PortStatus[];
   sinks: () => SinkHealth[];
   unhandledErrors?: () => number;
+  configuration?: () => string[];
   thresholds: AlertThresholds;
 }
 
@@ -73,6 +76,7 @@ export function evaluateHealth(snapshot: HealthSnapshot, thresholds: AlertThresh
     if (s.dead > 0) degraded.push(`sink ${s.sink}: ${s.dead} dead letter${s.dead === 1 ? '' : 's'} need an operator`);
     if ((s.conflicts ?? 0) > 0) degraded.push(`sink ${s.sink}: ${s.conflicts} conflict${s.conflicts === 1 ? '' : 's'} need a person`);
   }
+  degraded.push(...(snapshot.configuration ?? []));
   const bugs = snapshot.unhandledErrors ?? 0;
   if (bugs > 0) degraded.push(`${bugs} unhandled error${bugs === 1 ? '' : 's'} since start (a bug; the journal has the stack)`);
   const status: HealthStatus = failing.length ? 'failing' : degraded.length ? 'degraded' : 'ok';
@@ -100,6 +104,7 @@ export function collectHealth(sources: HealthSources): HealthReport {
   };
   const disk = sources.disk && safe('disk', sources.disk, undefined, failures);
   if (sources.unhandledErrors) snapshot.unhandledErrors = sources.unhandledErrors();
+  if (sources.configuration) snapshot.configuration = safe('configuration', sources.configuration, [], failures);
   if (disk) snapshot.disk = disk;
   const report = evaluateHealth(snapshot, sources.thresholds);
   if (failures.length) return { ...report, status: 'failing', reasons: [...failures, ...report.reasons] };

@@ -6,6 +6,7 @@ import { payloadFields } from '../../src/web/status/gateway-views.js';
 import { escapeHtml, html } from '../../src/web/status/html.js';
 import { queuesSection } from '../../src/web/status/render-queues.js';
 import { codesSection } from '../../src/web/status/render-codes.js';
+import { reloadSection } from '../../src/web/status/render-reload.js';
 import { instrumentsSection, resultsSection } from '../../src/web/status/render-status.js';
 import { fields, instrument, sink } from './fake-source.js';
 
@@ -136,5 +137,25 @@ describe('codes seen', () => {
     expect(page).toContain('<code>K&lt;b&gt;</code>');
     expect(page.indexOf('data-code="GLU"')).toBeLessThan(page.indexOf('data-code="K&lt;b&gt;"'));
     expect(page).toContain('<span class="count">1</span> <small>need a mapping</small>');
+  });
+});
+
+describe('the reload banner', () => {
+  const snap = { gatewayId: 'g', now: 60_000, instruments: [], sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] };
+
+  it('lists every problem of a refused file with its path, and turns the page amber', () => {
+    const s = { ...snap, reload: { at: 0, outcome: 'refused' as const, summary: '/etc/labgate/labgate.yaml was not applied (1 problem); the gateway runs on unchanged', problems: [{ path: 'instruments[2].mapping[0].loinc', message: 'too small: expected string to have >=1 characters' }], waitingForRestart: [] } };
+    const page = reloadSection(s).value;
+    expect(page).toContain('data-reload="refused"');
+    expect(page).toContain('<li><code>instruments[2].mapping[0].loinc</code>: too small: expected string to have &gt;=1 characters</li>');
+    expect(overallLamp(s)).toBe('amber');
+  });
+
+  it('says what was applied and what waits for a restart', () => {
+    const page = reloadSection({ ...snap, reload: { at: 0, outcome: 'applied', summary: 'chem2 started', problems: [], waitingForRestart: ['sinks.lims'] } }).value;
+    expect(page).toContain('<strong>Configuration reloaded</strong>');
+    expect(page).toContain('chem2 started.');
+    expect(page).toContain('<code>sinks.lims</code>');
+    expect(reloadSection(snap).value).toBe('');
   });
 });

@@ -58,7 +58,9 @@ export function overallLamp(s: StatusSnapshot): Lamp {
   const lamps = [...s.instruments.map(instrumentLamp), ...s.sinks.map(sinkLamp)];
   if (lamps.includes('red')) return 'red';
   const queued = s.deadLetters.length + s.conflicts.length + s.rejectedCaptures.length > 0;
-  return lamps.includes('amber') || queued ? 'amber' : 'green';
+  // A refused reload or a change waiting for a restart needs a person as much as a queue does.
+  const reload = s.reload !== undefined && (s.reload.outcome === 'refused' || s.reload.waitingForRestart.length > 0);
+  return lamps.includes('amber') || queued || reload ? 'amber' : 'green';
 }
 
 /** What is red, in a few words each (`chem1: error`, `lims: paused`), for the headline. */

@@ -12,7 +12,7 @@ import { codesView } from './codes-view.js';
 import { dayView, windowStart } from './day-view.js';
 import { DailyCounters } from './daily-counters.js';
 import { instrumentView, payloadFields, sinkView, storedFields, type StoredResult } from './gateway-views.js';
-import type { ActionOutcome, ConflictChoice, DeliveryState, StatusSnapshot, StatusSource } from './source.js';
+import type { ActionOutcome, ConflictChoice, DeliveryState, ReloadView, StatusSnapshot, StatusSource } from './source.js';
 
 /** The store's read and operator methods the page uses (a Store satisfies it). */
 export interface StatusStore {
@@ -58,6 +58,8 @@ export interface GatewayStatusParts {
   limits?: { results?: number; queue?: number };
   /** The local day (`YYYY-MM-DD`) holding an instant, as the store keys its figures; default the process's zone. */
   dayOf?: (now: number) => string;
+  /** The last configuration reload's outcome (null before the first). */
+  reload?: () => ReloadView | null;
   /** The clock label of an hour on the day charts (`14`); default the gateway's local time. */
   hourLabel?: (startMs: number) => string;
   /** An instrument's code mapping as configured now (after a reload, the new one); undefined when it has none. */
@@ -127,6 +129,7 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
     instruments: ports.map((p) => instrumentView(p, daily.today(p, now, figures === null ? null : figures.get(p.instrument)))),
     ...(store.codesSeen ? { codesSeen: codesView(store.codesSeen(), ports.map((p) => p.instrument), parts.mappingOf ?? (() => undefined)) } : {}),
     ...day(parts, now, ports.map((p) => p.instrument), counts),
+    ...reloadOf(parts),
     sinks: counts.map((c) => sinkView(c, store.outbox.sentSince(c.sink, now - HOUR_MS), drains.get(c.sink))),
     recentResults: stored.map((r) => ({ ...storedFields(r), dedupKey: r.dedupKey, delivery: delivery.get(r.dedupKey) ?? [] })),
     deadLetters: store.outbox.deadLetters({ all: true }, queueLimit).map((d) => {
@@ -163,4 +166,9 @@ function day(parts: GatewayStatusParts, now: number, instruments: string[], coun
       ...(parts.hourLabel ? { hourLabel: parts.hourLabel } : {}),
     }),
   };
+}
+
+function reloadOf(parts: GatewayStatusParts): Pick<StatusSnapshot, 'reload'> {
+  const reload = parts.reload?.() ?? null;
+  return reload === null ? {} : { reload };
 }

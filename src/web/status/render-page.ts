@@ -4,6 +4,7 @@ import { overallLamp, redItems } from './format.js';
 import { paths } from './paths.js';
 import { daySection } from './render-charts.js';
 import { codesSection } from './render-codes.js';
+import { reloadSection } from './render-reload.js';
 import { actionForm, queuesSection } from './render-queues.js';
 import { ago, chips, instrumentsSection, lamp, resultsSection, sinksSection } from './render-status.js';
 import type { StatusSnapshot } from './source.js';
@@ -37,7 +38,7 @@ export function liveFragment(s: StatusSnapshot, csrf: string): SafeHtml {
   const headline = verdict === 'red' ? `Attention: ${redItems(s).join(', ')}` : HEADLINE[verdict];
   return html`<section id="summary" class="summary summary-${verdict}">${lamp(verdict, headline)}
 <span class="updated">Updated ${ago(s.now, s.now)}</span></section>
-${chips(s)}${instrumentsSection(s)}${sinksSection(s)}${daySection(s)}${queuesSection(s, csrf)}${codesSection(s)}${resultsSection(s)}`;
+${reloadSection(s)}${chips(s)}${instrumentsSection(s)}${sinksSection(s)}${daySection(s)}${queuesSection(s, csrf)}${codesSection(s)}${resultsSection(s)}`;
 }
 
 /** The status page. */

@@ -157,6 +157,15 @@ export interface DayView {
   sinks: { sink: string; delivered: number[]; backlog: { at: number; pending: number }[] }[];
 }
 
+/** The outcome of the last configuration reload (`systemctl reload labgate`). */
+export interface ReloadView {
+  at: number;
+  outcome: 'applied' | 'refused';
+  summary: string;
+  problems: { path: string; message: string }[];
+  waitingForRestart: string[];
+}
+
 /** Everything the page shows, read at one instant (`now`, epoch ms). */
 export interface StatusSnapshot {
   gatewayId: string;
@@ -168,6 +177,8 @@ export interface StatusSnapshot {
   deadLetters: DeadLetterView[];
   conflicts: ConflictView[];
   rejectedCaptures: RejectedCaptureView[];
+  /** The last configuration reload; absent before the first. */
+  reload?: ReloadView;
   /** The day at a glance; absent when the store keeps no hourly counters. */
   day?: DayView;
   /** Every code each configured instrument has sent; absent when the store keeps none. */
