@@ -57,6 +57,10 @@ export function frameTexts(text: Buffer, maxFrameBytes: number, framesPer: 'mess
 export class AstmEmulator {
   private readonly replies: number[] = [];
   private waiter: ((reply: Reply) => void) | null = null;
+  /** Where bytes go while no session of ours holds the line (the analyzer's receiver, emulator-receiver.ts). */
+  private receiver: ((data: Buffer) => void) | null = null;
+  private sending = false;
+  private eotAt: number | null = null;
   private readonly faults: Required<EmulatorFaults>;
   private readonly o: Required<Omit<EmulatorOptions, 'faults'>>;
 
@@ -74,11 +78,24 @@ export class AstmEmulator {
     transport.onData((data) => this.onData(data));
   }
 
-  /** Sends messages (each the text of H..L records, CR-terminated) in one session, restarting it after a timeout. */
-  async send(messages: readonly (string | Buffer)[]): Promise<EmulatorOutcome> {
+  /** When the last session that sent everything wrote its EOT (epoch ms), or null. */
+  get lastEotAt(): number | null {
+    return this.eotAt;
+  }
+
+  /** Hands the bytes that arrive while this emulator is not sending to `receiver` (the analyzer's receiving side). */
+  listen(receiver: (data: Buffer) => void): void {
+    this.receiver = receiver;
+  }
+
+  /**
+   * Sends messages (each the text of H..L records, CR-terminated) in one session, restarting it after a timeout.
+   * `contended`: the host bid at the same instant (its ENQ crossed ours): LIS01-A2 8.2.7, we bid again after 1 s.
+   */
+  async send(messages: readonly (string | Buffer)[], how: { contended?: boolean } = {}): Promise<EmulatorOutcome> {
     const frames = this.buildFrames(messages);
     for (let restarts = 0; ; restarts++) {
-      const outcome = await this.session(frames);
+      const outcome = await this.session(frames, restarts === 0 && how.contended === true);
       if (outcome.kind === 'sent') return { ...outcome, restarts };
       if (outcome.reason !== 'timeout' || restarts >= this.o.maxRestarts) return { ...outcome, restarts };
     }
@@ -94,8 +111,17 @@ export class AstmEmulator {
     return out;
   }
 
-  private async session(frames: { text: Buffer; final: boolean }[]): Promise<{ kind: 'sent'; frames: number; retransmissions: number } | { kind: 'aborted'; reason: string }> {
-    const established = await this.establish();
+  private async session(frames: { text: Buffer; final: boolean }[], contended: boolean): Promise<{ kind: 'sent'; frames: number; retransmissions: number } | { kind: 'aborted'; reason: string }> {
+    this.sending = true;
+    try {
+      return await this.transfer(frames, contended);
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  private async transfer(frames: { text: Buffer; final: boolean }[], contended: boolean): Promise<{ kind: 'sent'; frames: number; retransmissions: number } | { kind: 'aborted'; reason: string }> {
+    const established = await this.establish(contended);
     if (established !== 'ok') return { kind: 'aborted', reason: established };
     let retransmissions = 0;
     for (let i = 0; i < frames.length; i++) {
@@ -111,15 +137,16 @@ export class AstmEmulator {
         await this.reply();
       }
     }
+    this.eotAt = this.clock.now();
     await this.write(Buffer.from([EOT]));
     return { kind: 'sent', frames: frames.length, retransmissions };
   }
 
   /** LIS01-A2 8.2: ENQ until ACK; NAK means busy; ENQ back is contention. */
-  private async establish(): Promise<'ok' | 'timeout' | 'busy'> {
+  private async establish(contended: boolean): Promise<'ok' | 'timeout' | 'busy'> {
     for (let attempt = 0; attempt < 6; attempt++) {
       await this.write(Buffer.from([ENQ]));
-      const reply = await this.reply();
+      const reply = contended && attempt === 0 ? 'ENQ' : await this.reply();
       if (reply === 'ACK') return 'ok';
       if (reply === 'timeout') {
         await this.write(Buffer.from([EOT]));
@@ -145,6 +172,7 @@ export class AstmEmulator {
   }
 
   private onData(data: Buffer): void {
+    if (!this.sending && this.receiver) return this.receiver(data);
     for (const byte of data) this.replies.push(byte);
     const waiter = this.waiter;
     if (waiter && this.replies.length > 0) {

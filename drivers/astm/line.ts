@@ -21,7 +21,7 @@ export type LineInput =
   | { kind: 'committed'; ok: boolean }
   | { kind: 'accepting'; accepting: boolean }
   | { kind: 'send'; message: Outgoing }
-  | { kind: 'cancel'; id: string };
+  | { kind: 'cancel'; id: string; reason: string };
 
 export type LineEffect =
   | Exclude<LinkEffect, { kind: 'arm-timer' | 'cancel-timer' }>

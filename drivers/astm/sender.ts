@@ -69,8 +69,8 @@ export type SenderState = Idle | Waiting | Bidding | Transferring;
 export type SenderInput =
   /** Queue a message (sent after those before it). */
   | { kind: 'send'; message: Outgoing }
-  /** Drop a queued message that has not started; one being bid for or sent is finished. */
-  | { kind: 'cancel'; id: string }
+  /** Drop a queued message that has not started (reported failed with `reason`); one being bid for or sent is finished. */
+  | { kind: 'cancel'; id: string; reason: string }
   /** The line is neutral: bid if idle with something queued. */
   | { kind: 'bid' }
   /** The instrument has just ended a transfer: a contention wait is over. */
@@ -106,7 +106,7 @@ export function senderStep(s: SenderState, input: SenderInput): SenderStep {
     case 'send':
       return { state: { ...s, queue: [...s.queue, input.message] }, effects };
     case 'cancel':
-      return { state: cancel(s, input.id, effects), effects };
+      return { state: cancel(s, input.id, input.reason, effects), effects };
     case 'bid':
       return { state: s.phase === 'idle' && s.queue.length > 0 ? bid(s, effects) : s, effects };
     case 'line-free':
@@ -120,10 +120,11 @@ export function senderStep(s: SenderState, input: SenderInput): SenderStep {
   }
 }
 
-function cancel(s: SenderState, id: string, effects: SenderEffect[]): SenderState {
+function cancel(s: SenderState, id: string, reason: string, effects: SenderEffect[]): SenderState {
   const started = holdsLine(s) ? s.queue[0]?.id : undefined;
   if (id === started || !s.queue.some((m) => m.id === id)) return s;
   const queue = s.queue.filter((m) => m.id !== id);
+  effects.push({ kind: 'failed', id, reason });
   // A wait was for the first message: with it gone the next one starts afresh.
   if (s.phase === 'waiting' && s.queue[0]?.id === id) return idle(s, queue, effects, true);
   if (s.phase === 'idle') return { ...s, queue, bids: s.queue[0]?.id === id ? 0 : s.bids };

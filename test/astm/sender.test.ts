@@ -63,9 +63,9 @@ const rows: Row[] = [
   { name: 'the 7th refusal aborts: EOT (8.5.1.2)', from: transferring(1, 6), input: reply('<NAK>'), to: { phase: 'idle', queue: [] }, effects: ['cancel', 'failed a: frame 2 refused 7 times', 'write <EOT>'] },
   { name: 'no reply to a frame within 15 s: EOT (8.5.2)', from: transferring(0), input: { kind: 'timeout' }, to: { phase: 'idle', queue: [] }, effects: ['cancel', 'failed a: no reply to frame 1 within 15 s', 'write <EOT>'] },
   { name: 'the next message waits behind the first', from: transferring(1, 0, [A, B]), input: reply('<ACK>'), to: { phase: 'idle', queue: ['b'] }, effects: ['cancel', 'delivered a', 'write <EOT>'] },
-  { name: 'a message not started is cancelled', from: idle([A, B]), input: { kind: 'cancel', id: 'b' }, to: { queue: ['a'] }, effects: [] },
-  { name: 'a message being sent is not cancelled', from: transferring(0), input: { kind: 'cancel', id: 'a' }, to: { phase: 'transferring', queue: ['a'] }, effects: [] },
-  { name: 'cancelling the message a wait was for ends the wait', from: waiting('busy'), input: { kind: 'cancel', id: 'a' }, to: { phase: 'idle', queue: [], bids: 0 }, effects: ['cancel'] },
+  { name: 'a message not started is cancelled, and said so', from: idle([A, B]), input: { kind: 'cancel', id: 'b', reason: 'late' }, to: { queue: ['a'] }, effects: ['failed b: late'] },
+  { name: 'a message being sent is not cancelled', from: transferring(0), input: { kind: 'cancel', id: 'a', reason: 'late' }, to: { phase: 'transferring', queue: ['a'] }, effects: [] },
+  { name: 'cancelling the message a wait was for ends the wait', from: waiting('busy'), input: { kind: 'cancel', id: 'a', reason: 'late' }, to: { phase: 'idle', queue: [], bids: 0 }, effects: ['failed a: late', 'cancel'] },
   { name: 'a timeout while idle does nothing', from: idle(), input: { kind: 'timeout' }, to: { phase: 'idle' }, effects: [] },
 ];
 

@@ -1,0 +1,158 @@
+// The order desk of one two-way instrument, protocol-neutral (ASTM today, IHE LAW later): it asks the LIMS within the
+// analyzer's deadline, decides the answer, and once the analyzer has an answer or a download records what it now holds
+// (each order once) and counts it. ARCHITECTURE.md invariant 9: whatever the LIMS does, the answer is decided in time;
+// a LIMS that is down, slow or errs makes it "no information". Nothing here logs patient data or an accession.
+import type { AnalyteMapping } from '../config/mapping.js';
+import type { Clock, DriverLog as Log } from '../driver.js';
+import { decideAnswer, dispatchedOrders, lookupPlan, ordersFor, type Lookup, type OrderAnswer } from './answer.js';
+import type { InstrumentSpecimen, OrderQuery, SpecimenOrders } from './order.js';
+
+/** Where the orders come from (the LIMS orders client). Never throws for I/O. */
+export interface OrdersSource {
+  specimen(accession: string, instrumentId: string, signal: AbortSignal): Promise<Lookup>;
+  worklist(instrumentId: string, signal: AbortSignal): Promise<Lookup>;
+}
+
+/** What the analyzer has been sent, and the day figures (the store's OrderStore). */
+export interface OrdersLedger {
+  /** May throw when the store cannot commit. */
+  recordSent(instrumentId: string, orders: readonly SentOrder[], at: number, purpose: 'query' | 'download'): number;
+  sentOf(instrumentId: string, orderIds: readonly string[]): Set<string>;
+  count(instrumentId: string, at: number, figure: string): void;
+}
+
+/** One order the analyzer was sent, for the ledger. */
+export interface SentOrder {
+  orderId: string;
+  accession: string;
+}
+
+/** What the desk needs, injected. */
+export interface DeskDeps {
+  instrumentId: string;
+  mapping: readonly AnalyteMapping[];
+  queryTimeoutMs: number;
+  clock: Clock;
+  log: Log;
+  source: OrdersSource;
+  ledger: OrdersLedger;
+}
+
+/** An answer or a download on its way to the analyzer. */
+export interface Ticket {
+  id: string;
+  purpose: 'query' | 'download';
+  answer: OrderAnswer;
+  /** Every LIMS order the message carries (two orders for one test both reached the analyzer). */
+  orders: SentOrder[];
+  /** Epoch ms after which an answer that has not begun is not sent at all (the analyzer stopped waiting). */
+  startBy: number;
+}
+
+/** Time kept back from the analyzer's deadline for sending the answer itself. */
+export function answerReserveMs(queryTimeoutMs: number): number {
+  return Math.min(2_000, queryTimeoutMs / 2);
+}
+
+/** One instrument's desk. */
+export class OrderDesk {
+  private tickets = 0;
+
+  constructor(private readonly deps: DeskDeps) {}
+
+  /** Decides the answer to one query message (its Q records) received at `receivedAt`; null for a cancel. */
+  async ask(queries: readonly OrderQuery[], receivedAt: number): Promise<Ticket | null> {
+    const { deps } = this;
+    if (queries.every((q) => q.request === 'cancel')) return null;
+    deps.ledger.count(deps.instrumentId, receivedAt, 'queries');
+    const reserve = answerReserveMs(deps.queryTimeoutMs);
+    const budget = Math.max(0, receivedAt + deps.queryTimeoutMs - reserve - deps.clock.now());
+    const started = deps.clock.now();
+    const controller = new AbortController();
+    const timer = deps.clock.setTimeout(() => controller.abort(), budget);
+    const looked = await Promise.all(queries.map((q) => this.lookups(q, controller.signal)));
+    deps.clock.clearTimeout(timer);
+    const specimens = new Map(looked.flat().flatMap((l) => (l.kind === 'specimens' ? l.specimens : [])).map((s) => [s.accession, s]));
+    const answers = queries.map((q, i) => decideAnswer(q, looked[i]!, deps.mapping));
+    const answer = combine(answers);
+    const failure = looked.flat().find((l) => l.kind === 'failed');
+    deps.log.info({ queries: queries.length, ms: deps.clock.now() - started, answer: answer.kind, ...(answer.kind === 'no-information' ? { reason: answer.reason } : { specimens: answer.specimens.length }), ...(failure?.kind === 'failed' && failure.detail ? { lims: failure.detail } : {}) }, 'host query decided');
+    return this.ticket('query', answer, answer.kind === 'orders' ? sentOrders(answer.specimens, specimens) : [], receivedAt + deps.queryTimeoutMs - reserve / 2);
+  }
+
+  /** The pending worklist's specimens with orders this instrument can run and has not been sent, as downloads. */
+  async downloads(signal: AbortSignal, inFlight: ReadonlySet<string>): Promise<Ticket[]> {
+    const { deps } = this;
+    const lookup = await deps.source.worklist(deps.instrumentId, signal);
+    if (lookup.kind === 'failed') {
+      deps.log.warn({ reason: lookup.reason, lims: lookup.detail }, 'pending worklist not read; trying again at the next poll');
+      return [];
+    }
+    const tickets: Ticket[] = [];
+    for (const specimen of lookup.specimens) {
+      const ids = specimen.orders.map((o) => o.orderId);
+      const sent = deps.ledger.sentOf(deps.instrumentId, ids);
+      const fresh = { ...specimen, orders: specimen.orders.filter((o) => !sent.has(o.orderId) && !inFlight.has(o.orderId)) };
+      const mine = ordersFor(fresh, deps.mapping);
+      if (mine.orders.length === 0) continue;
+      const answer: OrderAnswer = { kind: 'orders', specimens: [mine], without: [] };
+      tickets.push(this.ticket('download', answer, sentOrders([mine], new Map([[fresh.accession, fresh]])), Number.POSITIVE_INFINITY));
+    }
+    return tickets;
+  }
+
+  /** The analyzer has the ticket's message (its final ACK), or was answered with silence: recorded and counted. */
+  delivered(ticket: Ticket): void {
+    const { deps } = this;
+    const at = deps.clock.now();
+    try {
+      if (ticket.orders.length > 0) deps.ledger.recordSent(deps.instrumentId, ticket.orders, at, ticket.purpose);
+      if (ticket.purpose === 'query') deps.ledger.count(deps.instrumentId, at, figureOf(ticket.answer));
+    } catch (err) {
+      // The analyzer has its orders; without the record a download may be sent again and the LIMS not told.
+      deps.log.error({ err: err instanceof Error ? err.message : String(err), orders: ticket.orders.length }, 'orders sent but not recorded');
+    }
+  }
+
+  /** The ticket's message did not reach the analyzer. */
+  failed(ticket: Ticket, reason: string): void {
+    const { deps } = this;
+    if (ticket.purpose === 'query') deps.ledger.count(deps.instrumentId, deps.clock.now(), 'answers-failed');
+    deps.log.warn({ purpose: ticket.purpose, answer: ticket.answer.kind, reason }, 'orders message not delivered');
+  }
+
+  private async lookups(query: OrderQuery, signal: AbortSignal): Promise<Lookup[]> {
+    if (query.request !== 'orders') return [];
+    const plan = lookupPlan(query);
+    const { instrumentId, source } = this.deps;
+    const calls = [...plan.accessions.map((a) => source.specimen(a, instrumentId, signal)), ...(plan.worklist ? [source.worklist(instrumentId, signal)] : [])];
+    // A source that throws has a bug: the analyzer is still answered, "no information".
+    return Promise.all(calls.map((c) => c.catch((): Lookup => ({ kind: 'failed', reason: 'lims-error', detail: 'orders client error' }))));
+  }
+
+  private ticket(purpose: Ticket['purpose'], answer: OrderAnswer, orders: SentOrder[], startBy: number): Ticket {
+    return { id: `${this.deps.instrumentId}:${purpose}:${++this.tickets}`, purpose, answer, orders, startBy };
+  }
+}
+
+/** The day figure an answer counts under. */
+export function figureOf(answer: OrderAnswer): string {
+  return answer.kind === 'orders' ? 'answered-orders' : `no-information:${answer.reason}`;
+}
+
+/** One answer from the answers to a message's Q records: every specimen with orders, once; else the first reason. */
+function combine(answers: readonly OrderAnswer[]): OrderAnswer {
+  const specimens = new Map<string, InstrumentSpecimen>();
+  for (const a of answers) if (a.kind === 'orders') for (const s of a.specimens) if (!specimens.has(s.accession)) specimens.set(s.accession, s);
+  const without = [...new Set(answers.flatMap((a) => a.without))].filter((acc) => !specimens.has(acc));
+  if (specimens.size > 0) return { kind: 'orders', specimens: [...specimens.values()], without };
+  const first = answers.find((a) => a.kind === 'no-information' && a.reason !== 'no-orders') ?? answers[0];
+  return { kind: 'no-information', reason: first?.kind === 'no-information' ? first.reason : 'no-orders', without };
+}
+
+function sentOrders(answered: readonly InstrumentSpecimen[], held: ReadonlyMap<string, SpecimenOrders>): SentOrder[] {
+  return answered.flatMap((s) => {
+    const original = held.get(s.accession);
+    return original ? dispatchedOrders(original, s).map((orderId) => ({ orderId, accession: s.accession })) : [];
+  });
+}
