@@ -32,12 +32,12 @@ export class OrderDays {
   }
 
   /** Adds `n` to a figure of the day holding `at`, inside the caller's transaction. */
-  count(instrumentId: string, at: number, figure: OrderFigure, n = 1): void {
+  count(instrumentId: string, at: number, figure: OrderFigure | string, n = 1): void {
     if (n > 0) this.add.run(instrumentId, this.dayOf(at), figure, n);
   }
 
   /** Adds to a figure in a statement of its own that does not wait for fsync; a new day prunes the instrument's old days. */
-  countNow(instrumentId: string, at: number, figure: OrderFigure): void {
+  countNow(instrumentId: string, at: number, figure: OrderFigure | string): void {
     const level = this.db.pragma('synchronous', { simple: true }) as number;
     this.db.pragma('synchronous = NORMAL');
     try {

@@ -38,7 +38,7 @@ export class OrderStore {
   }
 
   /** Counts a query or an answer on the day of `at` (never waits for fsync). */
-  count(instrumentId: string, at: number, figure: OrderFigure): void {
+  count(instrumentId: string, at: number, figure: OrderFigure | string): void {
     this.days.countNow(instrumentId, at, figure);
   }
 

@@ -1,0 +1,111 @@
+// The order desk against the real LIMS test server and a real store: answers decided within the analyzer's deadline
+// whatever the LIMS does, what the analyzer holds recorded once it has it, downloads offered once.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock, type Clock } from '../../src/driver.js';
+import { createLimsServer, type LimsServer, type TestSpecimen } from '../../src/lims-server/server.js';
+import { answerReserveMs, OrderDesk } from '../../src/orders/desk.js';
+import type { OrderQuery } from '../../src/orders/order.js';
+import { createOrdersClient, ordersEndpoint, type OrdersClient } from '../../src/sinks/lims-orders.js';
+import { createTokenProvider } from '../../src/sinks/lims-token.js';
+import { localDay } from '../../src/store/instrument-days.js';
+import type { Store } from '../../src/store/store.js';
+import { ManualClock } from '../fixtures/manual-clock.js';
+import { until } from '../fixtures/until.js';
+import { scratchPerTest } from '../store/store-fixtures.js';
+
+const order = (orderId: string, loinc: string) => ({ orderId, loinc, orderedAt: '2026-07-01T08:00:00Z' });
+const specimens: TestSpecimen[] = [
+  { accession: 'S1', orders: [order('o1', '2823-3'), order('o2', '2345-7'), order('o3', '718-7')], patient: { id: 'PID', name: 'Doe^Jane', birthDate: '1970-01-02', sex: 'F' } },
+  { accession: 'S2', orders: [order('o4', '2823-3')] },
+  { accession: 'SLOW', orders: [order('o5', '2823-3')] },
+  { accession: 'DOWN', orders: [order('o6', '2823-3')] },
+];
+const mapping = [{ code: 'K', loinc: '2823-3' }, { code: 'GLU', loinc: '2345-7' }];
+const silent = { info() {}, warn() {}, error() {}, debug() {} };
+const q = (...accessions: string[]): OrderQuery => ({ specimens: accessions.map((accession) => ({ kind: 'id', accession })), tests: 'all', request: 'orders', requestCode: 'O' });
+
+let server: LimsServer;
+let client: OrdersClient;
+let agent: Agent;
+const scratch = scratchPerTest();
+
+beforeAll(async () => {
+  server = createLimsServer({ staticTokens: ['tok'], orders: specimens, faults: { slowMs: 30_000, orderFaults: { SLOW: 'slow', DOWN: '503' } } });
+  await server.start();
+  const dir = mkdtempSync(join(tmpdir(), 'desk-'));
+  writeFileSync(join(dir, 'token'), 'tok');
+  agent = new Agent();
+  const tokens = createTokenProvider({ kind: 'static', tokenFile: join(dir, 'token') }, { dispatcher: agent, now: Date.now, timeoutMs: 1_000 });
+  client = createOrdersClient(ordersEndpoint({ baseUrl: server.url, ordersPath: '/orders', timeouts: { connectMs: 500, headersMs: 60_000, bodyMs: 60_000 } }, tokens, 4));
+});
+
+afterAll(async () => {
+  await client.close();
+  await agent.close();
+  await server.stop();
+});
+
+function desk(store: Store, clock: Clock = systemClock, queryTimeoutMs = 10_000): OrderDesk {
+  return new OrderDesk({ instrumentId: 'chem-1', mapping, queryTimeoutMs, clock, log: silent, source: client, ledger: store.orders });
+}
+
+describe('the order desk', () => {
+  it('answers with the orders the instrument can run; once delivered they are recorded and counted', async () => {
+    const s = scratch();
+    const store = s.open();
+    const d = desk(store);
+    const ticket = (await d.ask([q('S1', 'NONE')], Date.now()))!;
+    expect(ticket.answer).toMatchObject({ kind: 'orders', without: ['NONE'] });
+    expect(ticket.answer.kind === 'orders' && ticket.answer.specimens[0]!.orders.map((o) => o.analyzerCode)).toEqual(['K', 'GLU']);
+    expect(ticket.orders).toEqual([{ orderId: 'o1', accession: 'S1' }, { orderId: 'o2', accession: 'S1' }]);
+    expect(store.orders.dispatches.counts().pending).toBe(0);
+    d.delivered(ticket);
+    expect(store.orders.dispatches.counts().pending).toBe(2);
+    const figures = store.orders.figures(localDay(Date.now()))[0]?.figures;
+    expect(figures).toMatchObject({ queries: 1, 'answered-orders': 1 });
+  });
+
+  it('a LIMS too slow for the deadline: "no information" when the LIMS budget runs out, not later', async () => {
+    const s = scratch();
+    const clock = new ManualClock(Date.now());
+    const d = desk(s.open(), clock, 4_000);
+    const before = server.stats().orderLookups;
+    let settled = false;
+    const asked = d.ask([q('SLOW')], clock.now()).finally(() => (settled = true));
+    await until(() => server.stats().orderLookups > before);
+    clock.advance(4_000 - answerReserveMs(4_000) - 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(settled).toBe(false);
+    clock.advance(1);
+    const ticket = (await asked)!;
+    expect(ticket.answer).toEqual({ kind: 'no-information', reason: 'lims-timeout', without: ['SLOW'] });
+    // The answer must begin before the analyzer's deadline, with time left to send it.
+    expect(ticket.startBy).toBeLessThan(clock.now() + answerReserveMs(4_000));
+  });
+
+  it('a LIMS answering 503 or down: "no information" saying why; a cancel gets no answer', async () => {
+    const s = scratch();
+    const d = desk(s.open());
+    expect((await d.ask([q('DOWN')], Date.now()))!.answer).toMatchObject({ kind: 'no-information', reason: 'lims-unavailable' });
+    expect(await d.ask([{ ...q('S1'), request: 'cancel', requestCode: 'A' }], Date.now())).toBeNull();
+    const unsupported = await d.ask([{ ...q('S1'), request: 'unsupported', requestCode: 'F' }], Date.now());
+    expect(unsupported!.answer).toMatchObject({ kind: 'no-information', reason: 'unsupported-request' });
+  });
+
+  it('downloads: each pending specimen once, never one already sent or on its way', async () => {
+    const s = scratch();
+    const store = s.open();
+    const d = desk(store);
+    const first = await d.downloads(new AbortController().signal, new Set(['o4']));
+    // S2's only order is on its way; SLOW and DOWN are pending too (lookups by accession misbehave, the worklist does not).
+    expect(first.map((t) => t.orders.map((o) => o.orderId))).toEqual([['o1', 'o2'], ['o5'], ['o6']]);
+    d.delivered(first[0]!);
+    const second = await d.downloads(new AbortController().signal, new Set());
+    expect(second.map((t) => t.orders.map((o) => o.orderId))).toEqual([['o4'], ['o5'], ['o6']]);
+    expect(store.orders.figures(localDay(Date.now()))).toEqual([{ instrumentId: 'chem-1', figures: { downloads: 1 } }]);
+  });
+});
