@@ -23,6 +23,8 @@ export class AnalyzerReceiver {
   private readonly inbox: Received[] = [];
   private waiter: ((m: Received) => void) | null = null;
   private contend: (() => void) | null = null;
+  /** While set, frames after the next ENQ go unanswered (an analyzer gone silent mid-transfer); called at the first. */
+  private stalled: { onFrame: (() => void) | null } | null = null;
 
   constructor(
     private readonly transport: Pick<Transport, 'write'>,
@@ -42,8 +44,24 @@ export class AnalyzerReceiver {
         bid();
       }
     }
+    if (this.stalled && this.state.phase === 'receiving') {
+      const onFrame = this.stalled.onFrame;
+      this.stalled.onFrame = null;
+      onFrame?.();
+      return;
+    }
     if (chunk.length > 0) this.run({ kind: 'bytes', data: chunk });
   };
+
+  /** The next transfer's ENQ is ACKed and nothing after it is: `onFrame` runs when its first frame arrives. */
+  stallNext(onFrame: () => void): void {
+    this.stalled = { onFrame };
+  }
+
+  /** Answers again (the transfer that stalled is discarded by the host's next ENQ). */
+  resume(): void {
+    this.stalled = null;
+  }
 
   /** The host's next ENQ is met with a bid of our own: `bid` starts the analyzer's send (as contended). */
   contendNext(bid: () => void): void {

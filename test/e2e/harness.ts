@@ -119,12 +119,12 @@ export interface LimsChild {
   stop(): Promise<void>;
 }
 
-/** Starts `node dist/src/lims-server/main.js` and reads the URL it prints. */
-export async function startLims(): Promise<LimsChild> {
+/** Starts `node dist/src/lims-server/main.js` and reads the URL it prints; `extra` adds server options (orders, faults). */
+export async function startLims(extra: object = {}): Promise<LimsChild> {
   requireBuild();
   const token = 'e2e-static-token';
   const resourcePath = '/api/v1/results';
-  const child = spawn(process.execPath, [limsMain, JSON.stringify({ staticTokens: [token], resourcePath })], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [limsMain, JSON.stringify({ ...extra, staticTokens: [token], resourcePath })], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
