@@ -48,6 +48,8 @@ export default tseslint.config(
   restrict(['src/transport/**/*.ts'], [folder('drivers'), folder('store'), folder('sinks'), folder('delivery'), folder('web'), ...compositionRoot]),
   restrict(['src/web/**/*.ts'], [folder('drivers'), folder('sinks'), ...compositionRoot]),
   restrict(['src/config/**/*.ts'], [folder('store'), folder('delivery'), folder('web'), ...compositionRoot]),
+  // The order model and desk are protocol-neutral: they reach the LIMS and the store through the ports they are given.
+  restrict(['src/orders/**/*.ts'], [folder('drivers'), folder('store'), folder('sinks'), folder('delivery'), folder('web'), folder('transport'), ...compositionRoot], io.map((name) => ({ name, message: 'the order desk does no I/O of its own: its ports are injected' }))),
   // The neutral contracts and pure models at the top of src/ import none of the parts that use them.
   restrict(
     ['message', 'runner-contract', 'commit-path', 'clock', 'log', 'result', 'result-*', 'payload', 'zoned-time', 'junk-sampler', 'errors'].map(

@@ -1,5 +1,6 @@
 // The contract between drivers and the store: what one analyzer message becomes, and what committing it did.
 // Neutral ground: protocol code and the store both import it, neither imports the other.
+import type { OrderQuery } from './orders/order.js';
 import type { KeyedResult } from './result.js';
 
 /** The protocols labgate speaks; also the name of each driver folder. */
@@ -28,6 +29,8 @@ export interface Rejection {
 export interface DecodedMessage {
   results: KeyedResult[];
   rejections: Rejection[];
+  /** Host queries the message asks (ASTM Q records): answered by a two-way instrument, journaled like any message. */
+  queries?: OrderQuery[];
 }
 
 /** One message handed to `store.ingest`: the capture plus what was decoded from it. */

@@ -45,6 +45,9 @@ export class Metrics {
   private readonly latency: Histogram<'sink'>;
   private readonly unhandled: Counter;
   private readonly refused: Counter<'instrument' | 'reason'>;
+  private readonly queries: Counter<'instrument'>;
+  private readonly answers: Counter<'instrument' | 'answer' | 'reason'>;
+  private readonly downloads: Counter<'instrument'>;
   /** Per sink: [epoch second, rows delivered in it], oldest first. */
   private readonly delivered = new Map<string, [number, number][]>();
   private backlogSource: () => SinkBacklog[] = () => [];
@@ -85,6 +88,14 @@ export class Metrics {
       labelNames: ['instrument', 'reason'],
       registers: r,
     });
+    this.queries = new Counter({ name: 'labgate_host_queries_total', help: 'Host queries (ASTM Q) received from two-way analyzers', labelNames: ['instrument'], registers: r });
+    this.answers = new Counter({
+      name: 'labgate_query_answers_total',
+      help: 'Answers to host queries: orders, no-information (with its reason), or failed (never reached the analyzer)',
+      labelNames: ['instrument', 'answer', 'reason'],
+      registers: r,
+    });
+    this.downloads = new Counter({ name: 'labgate_order_downloads_total', help: 'Download-mode messages the analyzer ACKed', labelNames: ['instrument'], registers: r });
     this.backlogGauges(r);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'labgate_' });
   }
@@ -110,8 +121,19 @@ export class Metrics {
         return this.discarded.inc({ instrument });
       case 'commit-failed':
         return this.commitFailures.inc({ instrument });
+      case 'orders':
+        return this.orderFigure(instrument, event.figure);
     }
   }
+  /** Counts a two-way figure (runner-contract.ts, `orders` events). */
+  private orderFigure(instrument: string, figure: string): void {
+    if (figure === 'queries') return this.queries.inc({ instrument });
+    if (figure === 'downloads') return this.downloads.inc({ instrument });
+    if (figure === 'answered-orders') return this.answers.inc({ instrument, answer: 'orders', reason: '' });
+    if (figure === 'answers-failed') return this.answers.inc({ instrument, answer: 'failed', reason: '' });
+    if (figure.startsWith('no-information:')) this.answers.inc({ instrument, answer: 'no-information', reason: figure.slice('no-information:'.length) });
+  }
+
 
   /** Counts one unhandled rejection (wire to ProcessFaults.onRecord). */
   unhandledError(): void {

@@ -6,6 +6,7 @@ import type { Clock } from './clock.js';
 import type { Log } from './log.js';
 import type { DecodedMessage, InboundMessage, IngestSummary, Protocol } from './message.js';
 import type { JunkSampler } from './junk-sampler.js';
+import type { OrdersPort } from './orders/desk.js';
 import type { Transport } from './transport/transport.js';
 
 /** Outcome of committing one message; `unavailable` means the analyzer must keep it (NAK / AR). */
@@ -27,7 +28,9 @@ export type DriverEvent =
   | { kind: 'nak'; reason: string }
   | { kind: 'checksum-error' }
   | { kind: 'discarded'; reason: string }
-  | { kind: 'commit-failed'; reason: string };
+  | { kind: 'commit-failed'; reason: string }
+  /** A two-way figure: a query, its answer (`answered-orders`, `no-information:<reason>`, `answers-failed`), a download. */
+  | { kind: 'orders'; figure: string };
 
 /** Everything a runner needs, injected by the runtime. */
 export interface DriverContext {
@@ -41,6 +44,8 @@ export interface DriverContext {
   onEvent: (event: DriverEvent) => void;
   /** The instrument's sampler for input that is not a message at all (kept across sessions). */
   junk?: JunkSampler;
+  /** Where a two-way instrument's orders come from and what it was sent is kept; absent when no LIMS is configured. */
+  orders?: OrdersPort;
 }
 
 /** A running driver bound to one transport. */

@@ -1,7 +1,7 @@
 // The emulated analyzer in query mode: it asks the host which tests a specimen needs (an H, Q, L message), waits for
 // the answer within its own deadline, runs exactly the tests it was sent, and sends their results. Its own
 // deadline is what it waits before calling the query missed, as an analyzer does.
-import type { Clock } from '../../src/driver.js';
+import type { Clock } from '../../src/clock.js';
 import { readDelimiters } from './delimiters.js';
 import type { AstmEmulator, EmulatorOutcome } from './emulator.js';
 import type { AnalyzerReceiver } from './emulator-receiver.js';

@@ -1,7 +1,7 @@
 // The emulated analyzer's receiving side: the host's ENQ, frames and EOT read by the same pure receiver labgate uses
 // (link.ts), with the analyzer's own answers. Messages it receives wait in order for whoever asks for the next one.
 // It can play contention: the host's next ENQ is met with the analyzer's own bid instead of an ACK (LIS01-A2 8.2.7).
-import type { Clock } from '../../src/driver.js';
+import type { Clock } from '../../src/clock.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { ENQ } from './frame.js';
 import { drive, initialLinkState, type LinkEffect, type LinkInput, type LinkState } from './link.js';

@@ -128,7 +128,7 @@ export class AstmEmulator {
       const frame = encodeFrame((i + 1) % 8, frames[i]!.text, frames[i]!.final);
       const sent = await this.sendFrame(i, frame);
       if (sent.kind === 'aborted') {
-        await this.write(Buffer.from([EOT]));
+        await this.endSession();
         return { kind: 'aborted', reason: sent.reason };
       }
       retransmissions += sent.retransmissions;
@@ -138,7 +138,7 @@ export class AstmEmulator {
       }
     }
     this.eotAt = this.clock.now();
-    await this.write(Buffer.from([EOT]));
+    await this.endSession();
     return { kind: 'sent', frames: frames.length, retransmissions };
   }
 
@@ -149,7 +149,7 @@ export class AstmEmulator {
       const reply = contended && attempt === 0 ? 'ENQ' : await this.reply();
       if (reply === 'ACK') return 'ok';
       if (reply === 'timeout') {
-        await this.write(Buffer.from([EOT]));
+        await this.endSession();
         return 'timeout';
       }
       const ms = reply === 'ENQ' ? (this.o.role === 'instrument' ? 1_000 : 20_000) : this.o.busyRetryMs;
@@ -207,6 +207,12 @@ export class AstmEmulator {
   private async write(data: Buffer): Promise<void> {
     this.replies.length = 0;
     await this.transport.write(data);
+  }
+
+  /** LIS01-A2 8.4: EOT ends the session; what the host sends from then on is no reply to us (the host may bid at once). */
+  private async endSession(): Promise<void> {
+    this.sending = false;
+    await this.write(Buffer.from([EOT]));
   }
 
   private sleep(ms: number): Promise<void> {

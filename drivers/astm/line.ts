@@ -55,7 +55,7 @@ export function lineStep(state: LineState, input: LineInput): LineStep {
 }
 
 /** Runs `input` and every input its effects produce (a commit's outcome) through lineStep in a loop (drive.ts). */
-export function driveLine(state: LineState, input: LineInput, perform: (effect: LineEffect) => LineInput | void): LineState {
+export function driveLine(state: LineState, input: LineInput, perform: (effect: LineEffect, after: LineState) => LineInput | void): LineState {
   return driveMachine(lineStep, state, input, perform);
 }
 

@@ -13,6 +13,7 @@ import { component, components, fieldText, repeats } from './records.js';
 import type { ResultTime } from './result-time.js';
 import { recordFor, resultTime } from './result-time.js';
 import { readAstmStatus } from './status.js';
+import { readQuery } from './query.js';
 import { codeFromComponents, type CodeOptions } from './test-code.js';
 
 /** Normalizes every result of the parsed messages of one capture. */
@@ -26,6 +27,7 @@ export function normalizeMessages(messages: readonly ParsedMessage[], profile: I
     }
     if (!m.header) out.rejections.push({ reason: 'records before any H header record were not read' });
     if (m.strayLines > 0) out.rejections.push({ reason: `${m.strayLines} line(s) not read: not a record (a type letter and the field delimiter)` });
+    if (m.queries.length > 0) (out.queries ??= []).push(...m.queries.map((q) => readQuery(q, options)));
     if (m.queries.length > 0 && !options.orders.query) {
       out.rejections.push({ reason: `${m.queries.length} host query (Q) record(s) not answered: query mode is off for this instrument (options.orders.query)` });
     }

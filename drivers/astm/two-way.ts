@@ -2,7 +2,8 @@
 // and the line's sender; download mode polls the pending worklist. It hands messages to the line and hears back what
 // became of each (the analyzer's final ACK, or a failure), so what the analyzer holds is recorded only once it has it.
 // Answers are written with the query's own delimiters and echo its sender as their receiver (LIS2-A2 H.2, H.10).
-import type { Clock, DriverLog } from '../../src/driver.js';
+import type { Clock } from '../../src/clock.js';
+import type { Log } from '../../src/log.js';
 import type { InstrumentProfile } from '../../src/config/mapping.js';
 import type { OrderQuery } from '../../src/orders/order.js';
 import type { OrderDesk, Ticket } from '../../src/orders/desk.js';
@@ -17,7 +18,7 @@ export interface TwoWayDeps {
   profile: InstrumentProfile;
   options: AstmOptions;
   clock: Clock;
-  log: DriverLog;
+  log: Log;
   send(message: Outgoing): void;
   cancel(id: string, reason: string): void;
 }

@@ -24,6 +24,7 @@ import { recordDeliveryMetrics } from './delivery-metrics.js';
 import { createIngestPort } from './ingest-port.js';
 import { superviseInstruments, type InstrumentHandle } from './instruments.js';
 import { buildSinks, enabledSinkNames, qcSinkNames } from './sinks.js';
+import { limsTokens, startTwoWay, type TwoWay } from './two-way.js';
 import { gatewayWeb } from './web.js';
 
 /** What the composition root injects (tests and the demo replace the serial ports, sinks and disk probe). */
@@ -55,6 +56,9 @@ export class Gateway {
   drains: Drain[] = [];
   instruments: InstrumentHandle[] = [];
   private sinks: Sink[] = [];
+  /** Query and download modes' orders client and dispatch drain, when an instrument is two-way. */
+  private twoWay: TwoWay | undefined;
+  private lims: ReturnType<typeof limsTokens>;
   private bound: ReadonlyMap<string, BoundInstrument> = new Map();
   private disk: DiskGuard | undefined;
   private retention: Retention | undefined;
@@ -94,7 +98,9 @@ export class Gateway {
     this.store = store;
     store.outbox.resetInFlight();
     this.sampler = new BacklogSampler({ store, pending: () => this.sinkHealth(), now: deps.clock.now, log: deps.log.child({ part: 'backlog' }) });
+    this.lims = deps.sinks ? undefined : limsTokens(config, deps.clock.now);
     this.startDrains(store);
+    this.twoWay = startTwoWay(config, { store, tokens: this.lims?.tokens, clock: deps.clock, random: deps.random, log: deps.log, metrics: this.metrics });
     this.sampler.note();
     this.retention = new Retention({ db: store.db, clock: deps.clock, ...config.gateway.retention, log: deps.log.child({ part: 'retention' }) });
     this.retention.start();
@@ -131,6 +137,7 @@ export class Gateway {
       metrics: this.metrics,
       ...(deps.createSerialPort ? { createSerialPort: deps.createSerialPort } : {}),
       ...(deps.onDriverEvent ? { onEvent: deps.onDriverEvent } : {}),
+      ...(this.twoWay ? { orders: this.twoWay.port } : {}),
     });
     for (const instrument of this.instruments) instrument.supervisor.start();
     this.ready = true;
@@ -145,7 +152,9 @@ export class Gateway {
     await Promise.allSettled(this.instruments.map((i) => i.supervisor.stop()));
     await Promise.allSettled(this.instruments.map((i) => i.endpoint.close()));
     await Promise.allSettled(this.drains.map((d) => d.stop()));
+    await this.twoWay?.stop();
     await Promise.allSettled(this.sinks.map((s) => s.close()));
+    await this.lims?.agent.close();
     this.disk?.stop();
     await this.web?.stop();
     await this.retention?.stop();
@@ -158,7 +167,7 @@ export class Gateway {
   sinkHealth(): SinkHealth[] {
     const now = this.deps.clock.now();
     const counts = this.outboxCounts(now);
-    return this.drains.map((drain) => {
+    const results = this.drains.map((drain): SinkHealth => {
       const status = drain.status();
       const c = counts.find((x) => x.sink === status.sink);
       const oldest = c?.oldestPendingAt ?? null;
@@ -172,6 +181,7 @@ export class Gateway {
         ...(status.lastError && status.circuit !== 'closed' ? { reason: status.lastError } : {}),
       };
     });
+    return this.twoWay ? [...results, this.twoWay.health(now)] : results;
   }
 
   // Counting a large pending backlog walks its index; while nothing changes (no commit, no outcome), /healthz and
@@ -185,7 +195,7 @@ export class Gateway {
 
   private startDrains(store: Store): void {
     const { config, deps } = this;
-    this.sinks = deps.sinks ?? buildSinks(config, { log: deps.log, now: deps.clock.now });
+    this.sinks = deps.sinks ?? buildSinks(config, { log: deps.log, now: deps.clock.now, ...(this.lims ? { limsTokens: this.lims.tokens } : {}) });
     const drains = createDrains(this.sinks, {
       config,
       outbox: store.outbox,
@@ -212,7 +222,7 @@ export class Gateway {
       disk: () => this.disk,
       instruments: () => this.instruments.map((i) => i.supervisor.snapshot()),
       sinkHealth: () => this.sinkHealth(),
-      drains: () => this.drains,
+      drains: () => (this.twoWay ? [...this.drains, this.twoWay.drain] : this.drains),
       bound: () => this.bound,
       retention: () => this.retention,
     });

@@ -12,6 +12,7 @@ import { JunkSampler } from '../junk-sampler.js';
 import { LogSummary } from '../log-summary.js';
 import { instrumentLogger, type Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import type { OrdersPort } from '../orders/desk.js';
 import { endpointFor, openListening, type SerialPortFactory, type TransportEndpoint } from '../transport/endpoint.js';
 import { PortSupervisor, type PortStatus } from '../transport/supervisor.js';
 
@@ -41,6 +42,8 @@ export interface InstrumentDeps {
   createSerialPort?: SerialPortFactory;
   /** Extra listener for driver events (tests, the demo's progress). */
   onEvent?: (instrument: string, event: DriverEvent) => void;
+  /** The LIMS's orders and the store's ledger, for two-way instruments. */
+  orders?: OrdersPort;
   /** Detection's timing (tests shorten it). */
   detectTiming?: Partial<Pick<DetectorOptions, 'gapMs' | 'silenceMs' | 'maxBurstBytes'>>;
 }
@@ -77,6 +80,7 @@ export function superviseInstruments(config: Config, deps: InstrumentDeps): Inst
             log,
             onEvent,
             junk,
+            ...(deps.orders ? { orders: deps.orders } : {}),
           });
           runner.start();
           return runner;

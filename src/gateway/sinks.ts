@@ -5,6 +5,7 @@ import { createFhirSink } from '../sinks/fhir.js';
 import { createLimsSink } from '../sinks/lims.js';
 import { createPostgresSink } from '../sinks/postgres.js';
 import type { Sink } from '../delivery/contract.js';
+import type { TokenProvider } from '../sinks/lims-token.js';
 
 /** Names of the enabled sinks, in a fixed order (postgres, lims, fhir): each new result gets one outbox row per name. */
 export function enabledSinkNames(config: Config): string[] {
@@ -21,7 +22,7 @@ export function qcSinkNames(config: Config): string[] {
 }
 
 /** Builds every enabled sink. */
-export function buildSinks(config: Config, deps: { log: Logger; now: () => number }): Sink[] {
+export function buildSinks(config: Config, deps: { log: Logger; now: () => number; limsTokens?: TokenProvider }): Sink[] {
   const sinks: Sink[] = [];
   const pgConfig = config.sinks.postgres;
   if (pgConfig && pgConfig.enabled) {
@@ -32,7 +33,7 @@ export function buildSinks(config: Config, deps: { log: Logger; now: () => numbe
   const limsConfig = config.sinks.lims;
   if (limsConfig && limsConfig.enabled) {
     sinks.push(
-      createLimsSink(limsConfig, { now: deps.now, log: sinkLogger(deps.log, 'lims'), gatewayId: config.gateway.id }),
+      createLimsSink(limsConfig, { now: deps.now, log: sinkLogger(deps.log, 'lims'), gatewayId: config.gateway.id, ...(deps.limsTokens ? { tokens: deps.limsTokens } : {}) }),
     );
   }
   const fhirConfig = config.sinks.fhir;

@@ -23,6 +23,7 @@ import { statusPage } from '../web/status/routes.js';
 import type { StatusSource } from '../web/status/source.js';
 import { TokenFile } from '../web/status/token-file.js';
 import { reprocessCapture } from './reprocess.js';
+import { twoWayInstruments } from './two-way.js';
 
 /** The running parts the listener reads; providers, because they change after start. */
 export interface GatewayWebParts {
@@ -83,6 +84,7 @@ function statusSource(parts: GatewayWebParts): StatusSource {
     store,
     instruments: parts.instruments,
     drains: () => parts.drains().map((d) => d.status()),
+    twoWay: twoWayInstruments(parts.config),
     wake: (sink) => parts.drains().find((d) => d.status().sink === sink)?.notify(),
     mappingOf: (id) => parts.bound().get(id)?.profile.mapping,
     reprocess: (id, actor) => {

@@ -3,7 +3,8 @@
 // (each order once) and counts it. ARCHITECTURE.md invariant 9: whatever the LIMS does, the answer is decided in time;
 // a LIMS that is down, slow or errs makes it "no information". Nothing here logs patient data or an accession.
 import type { AnalyteMapping } from '../config/mapping.js';
-import type { Clock, DriverLog as Log } from '../driver.js';
+import type { Clock } from '../clock.js';
+import type { Log } from '../log.js';
 import { decideAnswer, dispatchedOrders, lookupPlan, ordersFor, type Lookup, type OrderAnswer } from './answer.js';
 import type { InstrumentSpecimen, OrderQuery, SpecimenOrders } from './order.js';
 
@@ -21,6 +22,12 @@ export interface OrdersLedger {
   count(instrumentId: string, at: number, figure: string): void;
 }
 
+/** What a runner gets to answer queries and download orders with. */
+export interface OrdersPort {
+  source: OrdersSource;
+  ledger: OrdersLedger;
+}
+
 /** One order the analyzer was sent, for the ledger. */
 export interface SentOrder {
   orderId: string;
@@ -36,6 +43,8 @@ export interface DeskDeps {
   log: Log;
   source: OrdersSource;
   ledger: OrdersLedger;
+  /** Told each figure as it is counted (metrics, the status page). */
+  onFigure?: (figure: string) => void;
 }
 
 /** An answer or a download on its way to the analyzer. */
@@ -64,7 +73,7 @@ export class OrderDesk {
   async ask(queries: readonly OrderQuery[], receivedAt: number): Promise<Ticket | null> {
     const { deps } = this;
     if (queries.every((q) => q.request === 'cancel')) return null;
-    deps.ledger.count(deps.instrumentId, receivedAt, 'queries');
+    this.count(receivedAt, 'queries');
     const reserve = answerReserveMs(deps.queryTimeoutMs);
     const budget = Math.max(0, receivedAt + deps.queryTimeoutMs - reserve - deps.clock.now());
     const started = deps.clock.now();
@@ -107,7 +116,8 @@ export class OrderDesk {
     const at = deps.clock.now();
     try {
       if (ticket.orders.length > 0) deps.ledger.recordSent(deps.instrumentId, ticket.orders, at, ticket.purpose);
-      if (ticket.purpose === 'query') deps.ledger.count(deps.instrumentId, at, figureOf(ticket.answer));
+      if (ticket.purpose === 'query') this.count(at, figureOf(ticket.answer));
+      else deps.onFigure?.('downloads');
     } catch (err) {
       // The analyzer has its orders; without the record a download may be sent again and the LIMS not told.
       deps.log.error({ err: err instanceof Error ? err.message : String(err), orders: ticket.orders.length }, 'orders sent but not recorded');
@@ -117,7 +127,7 @@ export class OrderDesk {
   /** The ticket's message did not reach the analyzer. */
   failed(ticket: Ticket, reason: string): void {
     const { deps } = this;
-    if (ticket.purpose === 'query') deps.ledger.count(deps.instrumentId, deps.clock.now(), 'answers-failed');
+    if (ticket.purpose === 'query') this.count(deps.clock.now(), 'answers-failed');
     deps.log.warn({ purpose: ticket.purpose, answer: ticket.answer.kind, reason }, 'orders message not delivered');
   }
 
@@ -128,6 +138,16 @@ export class OrderDesk {
     const calls = [...plan.accessions.map((a) => source.specimen(a, instrumentId, signal)), ...(plan.worklist ? [source.worklist(instrumentId, signal)] : [])];
     // A source that throws has a bug: the analyzer is still answered, "no information".
     return Promise.all(calls.map((c) => c.catch((): Lookup => ({ kind: 'failed', reason: 'lims-error', detail: 'orders client error' }))));
+  }
+
+  /** Counts a figure in the store (never waiting for fsync) and tells the listener; a store that cannot is logged. */
+  private count(at: number, figure: string): void {
+    try {
+      this.deps.ledger.count(this.deps.instrumentId, at, figure);
+    } catch (err) {
+      this.deps.log.warn({ err: err instanceof Error ? err.message : String(err), figure }, 'two-way figure not counted');
+    }
+    this.deps.onFigure?.(figure);
   }
 
   private ticket(purpose: Ticket['purpose'], answer: OrderAnswer, orders: SentOrder[], startBy: number): Ticket {

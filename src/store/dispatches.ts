@@ -99,6 +99,11 @@ export class DispatchQueue {
     for (const row of rows) this.flying.delete(row.id);
   }
 
+  /** Forgets every in-flight claim (at start: rows claimed by a process that died are due again). */
+  resetInFlight(): void {
+    this.flying.clear();
+  }
+
   /** Earliest due time of a pending row not in flight, or null. */
   nextDueAt(_sink: string): number | null {
     return (this.dueAt.get(Number.MAX_SAFE_INTEGER, JSON.stringify([...this.flying]), 1) as number | undefined) ?? null;

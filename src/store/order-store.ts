@@ -1,6 +1,7 @@
 // The two-way side of the store: what reached an analyzer (dispatches.ts) and the day figures of queries and
 // downloads (order-days.ts). Results never pass through here, and nothing here touches a result's rows.
 import type Database from 'better-sqlite3';
+import { DISPATCH_SINK } from '../delivery/dispatch-contract.js';
 import { DispatchQueue } from './dispatches.js';
 import { OrderDays, type OrderFigure, type OrderFigures } from './order-days.js';
 
@@ -40,6 +41,12 @@ export class OrderStore {
   /** Counts a query or an answer on the day of `at` (never waits for fsync). */
   count(instrumentId: string, at: number, figure: OrderFigure | string): void {
     this.days.countNow(instrumentId, at, figure);
+  }
+
+  /** The dispatch rows as one sink's counts (the status page lists them beside the outbox's sinks). */
+  dispatchCounts(): { sink: string; pending: number; sent: number; dead: number; conflict: number; oldestPendingAt: number | null } {
+    const c = this.dispatches.counts();
+    return { sink: DISPATCH_SINK, pending: c.pending, sent: c.sent, dead: c.dead, conflict: 0, oldestPendingAt: c.oldestPendingAt };
   }
 
   /** Every two-way instrument's figures for the local `day`. */

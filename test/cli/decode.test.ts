@@ -85,6 +85,18 @@ describe('labgate decode', () => {
     expect(out.lines).toEqual([expect.objectContaining({ kind: 'rejected', reason: expect.stringContaining("'XYZ'") })]);
   });
 
+  it('shows a host query as a query line; a receive-only instrument rejects it with the reason, a two-way one does not', () => {
+    const raw = bytes('<ENQ>' + frame(1, 'H|\\^&|||chem^1|||||||P|1|20260701163000<CR>Q|1|^A100\\^A101||^^^GLU||||||||O<CR>L|1|N<CR>') + '<EOT>');
+    const query = { kind: 'query', specimens: [{ kind: 'id', accession: 'A100' }, { kind: 'id', accession: 'A101' }], tests: ['GLU'], request: 'orders', requestCode: 'O' };
+    const oneWay = decode(['--config', join(dir, 'labgate.yaml'), '--instrument', 'chem-1'], raw);
+    expect(oneWay.status).toBe(3);
+    expect(oneWay.lines).toEqual([query, expect.objectContaining({ kind: 'rejected', reason: expect.stringContaining('query mode is off') })]);
+    writeFileSync(join(dir, 'two-way.yaml'), config.replace('component: 1 } }', 'component: 1 }, orders: { query: true } }') + 'sinks: { lims: { baseUrl: "http://127.0.0.1:9", auth: { kind: static, tokenFile: /t } } }\n');
+    const twoWay = decode(['--config', join(dir, 'two-way.yaml'), '--instrument', 'chem-1'], raw);
+    expect(twoWay.status).toBe(0);
+    expect(twoWay.lines).toEqual([query]);
+  });
+
   it('exits 2 on an unknown instrument or a missing option', () => {
     expect(decode(['--config', join(dir, 'labgate.yaml'), '--instrument', 'nope']).status).toBe(2);
     const missing = decode(['--instrument', 'chem-1']);

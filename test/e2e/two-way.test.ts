@@ -3,11 +3,12 @@
 // is answered before the analyzer's deadline whatever the LIMS does, the analyzer runs exactly the ordered tests, and
 // each order's dispatch reaches the LIMS once; contention, a SIGKILL while an answer is on the wire, and download mode
 // across a restart.
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AstmEmulator } from '../../drivers/astm/emulator.js';
 import { QueryingAnalyzer, readAnswer, resultsMessage } from '../../drivers/astm/emulator-query.js';
 import { AnalyzerReceiver } from '../../drivers/astm/emulator-receiver.js';
-import { systemClock } from '../../src/driver.js';
+import { systemClock } from '../../src/clock.js';
 import type { TestSpecimen } from '../../src/lims-server/server.js';
 import { astmCodes, astmInstrument } from './analyzers.js';
 import { Cable, freePort, GatewayChild, requireSocat, scratch, startLims, until, type LimsChild } from './harness.js';
@@ -99,9 +100,20 @@ describe('two-way ASTM over a socat pseudo-terminal', () => {
     const expected = served.flatMap((s) => s.orders.filter((o) => o.loinc !== OTHER).map((o) => `${o.orderId}|chem1`)).sort();
     await until(async () => Object.keys(await dispatches(lims)).length === expected.length, 15_000, 'every dispatch');
     expect(Object.keys(await dispatches(lims)).sort()).toEqual(expected);
-    // The status figures of the day say what happened, with the reasons.
-    const status = await (await fetch(`http://127.0.0.1:${gateway.httpPort}/api/status`)).json().catch(() => null);
-    void status;
+    // The day's figures say what happened and why, on the status page and in /metrics; no patient data on the page.
+    const status = (await (await fetch(`http://127.0.0.1:${gateway.httpPort}/status.json`)).json()) as { instruments: { id: string; orders?: unknown }[] };
+    expect(status.instruments.find((i) => i.id === 'chem1')?.orders).toEqual({
+      queries: 50, answeredWithOrders: 30, answersFailed: 0, downloads: 0,
+      noInformation: [{ reason: 'no-orders', count: 10 }, { reason: 'lims-timeout', count: 5 }, { reason: 'lims-unavailable', count: 5 }],
+    });
+    const page = await (await fetch(`http://127.0.0.1:${gateway.httpPort}/`)).text();
+    expect(page).toContain('LIMS too slow 5');
+    expect(page).not.toMatch(/Doe|Jane|P-\d/);
+    const metrics = await (await fetch(`http://127.0.0.1:${gateway.httpPort}/metrics`)).text();
+    expect(metrics).toContain('labgate_host_queries_total{instrument="chem1"} 50');
+    expect(metrics).toContain('labgate_query_answers_total{instrument="chem1",answer="orders",reason=""} 30');
+    expect(metrics).toContain('labgate_query_answers_total{instrument="chem1",answer="no-information",reason="lims-unavailable"} 5');
+    expect(readFileSync(gateway.log, 'utf8')).not.toMatch(/Doe|Jane|"P-\d/);
   });
 
   it('contention: the analyzer bids as labgate does; its results go first, then the answer arrives in time', { timeout: 60_000 }, async () => {

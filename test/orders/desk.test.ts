@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock, type Clock } from '../../src/driver.js';
+import { systemClock, type Clock } from '../../src/clock.js';
+import { silentLog } from '../../src/log.js';
 import { createLimsServer, type LimsServer, type TestSpecimen } from '../../src/lims-server/server.js';
 import { answerReserveMs, OrderDesk } from '../../src/orders/desk.js';
 import type { OrderQuery } from '../../src/orders/order.js';
@@ -25,7 +26,7 @@ const specimens: TestSpecimen[] = [
   { accession: 'DOWN', orders: [order('o6', '2823-3')] },
 ];
 const mapping = [{ code: 'K', loinc: '2823-3' }, { code: 'GLU', loinc: '2345-7' }];
-const silent = { info() {}, warn() {}, error() {}, debug() {} };
+const silent = silentLog;
 const q = (...accessions: string[]): OrderQuery => ({ specimens: accessions.map((accession) => ({ kind: 'id', accession })), tests: 'all', request: 'orders', requestCode: 'O' });
 
 let server: LimsServer;

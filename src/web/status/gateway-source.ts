@@ -11,7 +11,7 @@ import type { PortStatus } from '../../transport/supervisor.js';
 import { codesView } from './codes-view.js';
 import { dayView, windowStart } from './day-view.js';
 import { DailyCounters } from './daily-counters.js';
-import { instrumentView, payloadFields, sinkView, storedFields, type StoredResult } from './gateway-views.js';
+import { instrumentView, ordersToday, payloadFields, sinkView, storedFields, type StoredResult } from './gateway-views.js';
 import type { ActionOutcome, ConflictChoice, DeliveryState, ReloadView, StatusSnapshot, StatusSource } from './source.js';
 
 /** The store's read and operator methods the page uses (a Store satisfies it). */
@@ -33,6 +33,11 @@ export interface StatusStore {
   instrumentHours?(sinceHour: number): HourFigures[];
   /** Each sink's deliveries per hour and backlog samples. */
   sinkFigures?: { deliveredPerHour(sinceHour: number): SinkHour[]; backlogSince(since: number): BacklogSample[] };
+  /** Two-way figures of a local day, and the dispatch rows' counts (store/order-store.ts). */
+  orders?: {
+    figures(day: string): { instrumentId: string; figures: Record<string, number> }[];
+    dispatchCounts(): SinkCounts;
+  };
   outbox: {
     counts(): SinkCounts[];
     sentSince(sink: string, since: number): number;
@@ -64,6 +69,8 @@ export interface GatewayStatusParts {
   hourLabel?: (startMs: number) => string;
   /** An instrument's code mapping as configured now (after a reload, the new one); undefined when it has none. */
   mappingOf?: (instrumentId: string) => readonly AnalyteMapping[] | undefined;
+  /** Instruments in query or download mode: their cards show the day's queries, answers and downloads. */
+  twoWay?: ReadonlySet<string>;
 }
 
 const HOUR_MS = 3_600_000;
@@ -116,17 +123,22 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
   const { store } = parts;
   const drains = new Map(parts.drains().map((d) => [d.sink, d]));
   const counts = store.outbox.counts();
+  if (store.orders && parts.twoWay?.size) counts.push(store.orders.dispatchCounts());
   for (const sink of drains.keys()) {
     if (!counts.some((c) => c.sink === sink)) counts.push({ sink, pending: 0, sent: 0, dead: 0, conflict: 0, oldestPendingAt: null });
   }
   const figures = store.instrumentFigures ? new Map(store.instrumentFigures(daily.day(now)).map((f) => [f.instrumentId, f])) : null;
+  const orders = parts.twoWay?.size && store.orders ? new Map(store.orders.figures(daily.day(now)).map((f) => [f.instrumentId, f.figures])) : null;
   const stored = store.recentResults(resultLimit);
   const delivery: Map<string, { sink: string; state: DeliveryState }[]> = store.deliveryStates?.(stored) ?? new Map();
   const ports = parts.instruments();
   return {
     gatewayId: parts.gatewayId,
     now,
-    instruments: ports.map((p) => instrumentView(p, daily.today(p, now, figures === null ? null : figures.get(p.instrument)))),
+    instruments: ports.map((p) => {
+      const today = daily.today(p, now, figures === null ? null : figures.get(p.instrument));
+      return instrumentView(p, today, orders && parts.twoWay?.has(p.instrument) ? ordersToday(orders.get(p.instrument)) : undefined);
+    }),
     ...(store.codesSeen ? { codesSeen: codesView(store.codesSeen(), ports.map((p) => p.instrument), parts.mappingOf ?? (() => undefined)) } : {}),
     ...day(parts, now, ports.map((p) => p.instrument), counts),
     ...reloadOf(parts),

@@ -5,13 +5,13 @@ import type { SinkCounts } from '../../store/outbox-operator.js';
 import type { RecentResult } from '../../store/reads.js';
 import type { PortStatus } from '../../transport/supervisor.js';
 import type { TodayFigures } from './daily-counters.js';
-import type { CircuitView, InstrumentView, ResultFields, SinkView } from './source.js';
+import type { CircuitView, InstrumentView, OrdersToday, ResultFields, SinkView } from './source.js';
 
 /** A stored result as the store lists it. */
 export type StoredResult = RecentResult;
 
 /** An instrument's view from its supervisor's status and today's figures. */
-export function instrumentView(p: PortStatus, today: TodayFigures): InstrumentView {
+export function instrumentView(p: PortStatus, today: TodayFigures, orders?: OrdersToday): InstrumentView {
   return {
     id: p.instrument,
     state: p.state,
@@ -27,6 +27,7 @@ export function instrumentView(p: PortStatus, today: TodayFigures): InstrumentVi
     checksumErrors: today.checksumErrors,
     rejected: today.rejected,
     refusedConnections: p.refusedConnections ?? 0,
+    ...(orders ? { orders } : {}),
     ...(p.detection ? { detection: { state: p.detection.state, summary: p.detection.summary, yaml: p.detection.yaml, note: p.detection.note, trials: p.detection.trials } } : {}),
   };
 }
@@ -95,5 +96,20 @@ export function payloadFields(json: string): ResultFields | null {
     resultedAt: text(r.resultedAt),
     referenceRange: typeof r.referenceRange === 'string' ? r.referenceRange : null,
     qc: r.qc === true,
+  };
+}
+
+/** A two-way instrument's figures of the day (store/order-days.ts) as the page shows them. */
+export function ordersToday(figures: Readonly<Record<string, number>> = {}): OrdersToday {
+  const noInformation = Object.entries(figures)
+    .filter(([figure]) => figure.startsWith('no-information:'))
+    .map(([figure, count]) => ({ reason: figure.slice('no-information:'.length), count }))
+    .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+  return {
+    queries: figures['queries'] ?? 0,
+    answeredWithOrders: figures['answered-orders'] ?? 0,
+    noInformation,
+    answersFailed: figures['answers-failed'] ?? 0,
+    downloads: figures['downloads'] ?? 0,
   };
 }

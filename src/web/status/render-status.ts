@@ -2,6 +2,7 @@
 import { html, type SafeHtml } from './html.js';
 import { drainTime, instrumentLamp, isoTime, relativeTime, sinkLamp, stateLabel, type Lamp } from './format.js';
 import { detectionCard } from './render-detection.js';
+import { ordersFacts } from './render-orders.js';
 import type { InstrumentView, ResultView, SinkView, StatusSnapshot } from './source.js';
 
 /** A relative time the client script keeps current between updates. */
@@ -30,7 +31,7 @@ ${fact('Last byte', ago(i.lastByteAt, now))}${fact('Last message', ago(i.lastMes
 ${i.state !== 'connected' && i.nextAttemptAt !== null ? fact('Next try', ago(i.nextAttemptAt, now)) : ''}
 ${fact('Messages today', i.messagesToday)}${fact('Results today', i.resultsToday)}
 ${fact('NAKs', i.naks)}${fact('Checksum errors', i.checksumErrors)}${fact('Rejected', i.rejected)}
-${i.refusedConnections > 0 ? fact('Refused connections', i.refusedConnections) : ''}</dl>
+${i.refusedConnections > 0 ? fact('Refused connections', i.refusedConnections) : ''}${i.orders ? ordersFacts(i.orders) : ''}</dl>
 </article>`;
 }
 

@@ -30,6 +30,19 @@ export interface InstrumentView {
   refusedConnections: number;
   /** Present while its serial settings are detected (`auto` in the configuration). */
   detection?: DetectionView;
+  /** Today's host queries, answers and downloads: present for a two-way instrument. */
+  orders?: OrdersToday;
+}
+
+/** A two-way instrument's day: what it asked, what it was answered and why, what was downloaded to it. */
+export interface OrdersToday {
+  queries: number;
+  answeredWithOrders: number;
+  /** "No information" answers by reason (`no-orders`, `lims-timeout`, `lims-unavailable`, ...), largest first. */
+  noInformation: { reason: string; count: number }[];
+  /** Answers that never reached the analyzer (the line busy past its deadline, no reply). */
+  answersFailed: number;
+  downloads: number;
 }
 
 /** What detection found on an instrument's port, and the configuration lines that make it permanent. */

@@ -1,0 +1,138 @@
+// The ASTM runner in two-way mode, in-process: the emulated analyzer on one end of an in-memory cable, the runner with a
+// real store and the real LIMS test server on the other. Queries answered with orders or "no information", results for
+// exactly the ordered tests, contention, download mode, and a Q record journaled like any message.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AstmEmulator } from '../../drivers/astm/emulator.js';
+import { QueryingAnalyzer, readAnswer, resultsMessage } from '../../drivers/astm/emulator-query.js';
+import { AnalyzerReceiver } from '../../drivers/astm/emulator-receiver.js';
+import type { AstmOptionsInput } from '../../drivers/astm/options.js';
+import { createAstmRunner } from '../../drivers/astm/runner.js';
+import { systemClock } from '../../src/clock.js';
+import { createLimsServer, type LimsServer, type TestSpecimen } from '../../src/lims-server/server.js';
+import { silentLog } from '../../src/log.js';
+import type { InboundMessage } from '../../src/message.js';
+import type { DriverEvent, DriverRunner, IngestOutcome } from '../../src/runner-contract.js';
+import { createOrdersClient, ordersEndpoint, type OrdersClient } from '../../src/sinks/lims-orders.js';
+import { createTokenProvider } from '../../src/sinks/lims-token.js';
+import type { Store } from '../../src/store/store.js';
+import { until } from '../fixtures/until.js';
+import { scratchPerTest } from '../store/store-fixtures.js';
+import { mnemonic } from './mnemonics.js';
+import { transportPair } from './pair.js';
+import { options, profile } from './profile.js';
+
+const mapping = [{ code: 'GLU', loinc: '2345-7' }, { code: 'NA', loinc: '2951-2' }, { code: 'K', loinc: '2823-3' }];
+const o = (orderId: string, loinc: string) => ({ orderId, loinc, orderedAt: '2026-07-01T08:00:00Z' });
+const specimens: TestSpecimen[] = [
+  { accession: 'S1', orders: [o('a1', '2345-7'), o('a2', '2823-3'), o('a3', '718-7')] },
+  { accession: 'S2', orders: [o('b1', '2951-2')] },
+  { accession: 'SLOW', orders: [o('c1', '2951-2')] },
+];
+
+let server: LimsServer;
+let client: OrdersClient;
+let agent: Agent;
+const scratch = scratchPerTest();
+const runners: DriverRunner[] = [];
+
+beforeAll(async () => {
+  server = createLimsServer({ staticTokens: ['tok'], orders: specimens, faults: { slowMs: 10_000, orderFaults: { SLOW: 'slow' } } });
+  await server.start();
+  const dir = mkdtempSync(join(tmpdir(), 'two-way-'));
+  writeFileSync(join(dir, 'token'), 'tok');
+  agent = new Agent();
+  const tokens = createTokenProvider({ kind: 'static', tokenFile: join(dir, 'token') }, { dispatcher: agent, now: Date.now, timeoutMs: 1_000 });
+  client = createOrdersClient(ordersEndpoint({ baseUrl: server.url, ordersPath: '/orders', timeouts: { connectMs: 500, headersMs: 30_000, bodyMs: 30_000 } }, tokens, 4));
+});
+
+afterEach(async () => {
+  await Promise.all(runners.splice(0).map((r) => r.stop()));
+});
+
+afterAll(async () => {
+  await client.close();
+  await agent.close();
+  await server.stop();
+});
+
+/** A two-way runner on one end of a cable, the analyzer (emulator, its receiver, query mode) on the other. */
+function setup(o: AstmOptionsInput['orders'] = { query: true, queryTimeoutMs: 2_000 }) {
+  const store: Store = scratch().open({ now: Date.now });
+  const { analyzer, gateway } = transportPair();
+  if (process.env.TRACE) {
+    analyzer.onWrite((d) => process.stderr.write(`${Date.now() % 100000} A> ${mnemonic(d)}\n`));
+    gateway.onWrite((d) => process.stderr.write(`${Date.now() % 100000} G> ${mnemonic(d)}\n`));
+  }
+  const events: DriverEvent[] = [];
+  const ingest = (m: InboundMessage): IngestOutcome => ({ kind: 'committed', summary: store.ingest(m), rejections: m.rejections });
+  const runner = createAstmRunner(
+    { profile: profile(mapping), transport: gateway, ingest, accepting: () => true, clock: systemClock, log: silentLog, onEvent: (e) => events.push(e), orders: { source: client, ledger: store.orders } },
+    options({ orders: o }),
+  );
+  runner.start();
+  runners.push(runner);
+  const emulator = new AstmEmulator(analyzer, systemClock, { replyTimeoutMs: 1_000 });
+  const receiver = new AnalyzerReceiver(analyzer, systemClock);
+  return { store, events, emulator, receiver, querying: new QueryingAnalyzer(emulator, receiver, systemClock) };
+}
+
+const figures = (events: DriverEvent[]): string[] => events.flatMap((e) => (e.kind === 'orders' ? [e.figure] : []));
+
+describe('ASTM two-way runner', () => {
+  it('a query is journaled, answered with the orders this instrument can run, and the results of exactly those arrive', async () => {
+    const { store, events, querying } = setup();
+    const outcome = await querying.query(['S1', 'NOPE'], 2_000);
+    expect(outcome).toMatchObject({ kind: 'answered', termination: 'N' });
+    expect(outcome.kind === 'answered' && [...outcome.orders]).toEqual([['S1', ['GLU', 'K']]]);
+    expect(store.rejectedCaptures(10)).toEqual([]);
+    expect(store.counts().capturesAccepted).toBe(1);
+    await until(() => store.orders.dispatches.counts().pending === 2);
+    expect((await querying.runOrdered(outcome.kind === 'answered' ? outcome.orders : new Map(), () => '4.2')).kind).toBe('sent');
+    expect(store.recentResults(10).map((r) => r.analyteLoinc).sort()).toEqual(['2345-7', '2823-3']);
+    expect(figures(events)).toEqual(['queries', 'answered-orders']);
+  });
+
+  it('no orders: L|1|I; a LIMS too slow for the deadline: L|1|I before it, counted with the reason', async () => {
+    const { events, querying } = setup();
+    expect(await querying.query(['NOPE'], 2_000)).toMatchObject({ kind: 'answered', termination: 'I' });
+    const slow = await querying.query(['SLOW'], 2_000);
+    expect(slow).toMatchObject({ kind: 'answered', termination: 'I' });
+    expect(slow.kind === 'answered' && slow.completeAfterMs).toBeLessThan(2_000);
+    expect(figures(events)).toEqual(['queries', 'no-information:no-orders', 'queries', 'no-information:lims-timeout']);
+  });
+
+  it('query mode off: the Q record is rejected with its reason and nothing is answered', async () => {
+    const { store, receiver, querying } = setup({ query: false });
+    expect(await querying.query(['S1'], 500)).toEqual({ kind: 'missed' });
+    expect(store.rejectedCaptures(10)[0]?.reasons.map((r) => r.reason)).toEqual([expect.stringMatching(/query mode is off/)]);
+    expect(receiver.waiting).toBe(0);
+  });
+
+  it('contention: the analyzer bids at the same instant; its results are committed first, then the answer comes', async () => {
+    const { store, emulator, receiver, querying } = setup();
+    let contended: Promise<unknown> | undefined;
+    receiver.contendNext(() => {
+      contended = emulator.send([resultsMessage('C0', ['NA'], Date.now(), () => '140')], { contended: true });
+    });
+    const outcome = await querying.query(['S2'], 3_000);
+    expect(await contended).toMatchObject({ kind: 'sent' });
+    expect(outcome.kind === 'answered' && [...outcome.orders]).toEqual([['S2', ['NA']]]);
+    expect(store.recentResults(10).map((r) => r.accession)).toEqual(['C0']);
+  });
+
+  it('download mode: each pending specimen the instrument can run, once', async () => {
+    const { store, receiver } = setup({ download: true, pollIntervalMs: 1_000 });
+    const got: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const m = await receiver.next(5_000);
+      if (m) got.push(...readAnswer(m.text.toString('latin1')).orders.keys());
+    }
+    expect(got).toEqual(['S1', 'S2', 'SLOW']);
+    expect(await receiver.next(2_500)).toBeNull();
+    expect(store.orders.dispatches.counts().pending).toBe(4);
+  });
+});
