@@ -107,6 +107,17 @@ export class Cable {
   }
 }
 
+/** A scratch directory with a plugged socat cable in it; both are undone by the `cleanups` the caller runs. */
+export async function cabledScratch(name: string, cleanups: (() => Promise<void> | void)[]): Promise<{ dir: string; cable: Cable }> {
+  requireSocat();
+  const s = scratch(name);
+  cleanups.push(s.cleanup);
+  const cable = new Cable(s.dir);
+  await cable.plug();
+  cleanups.push(() => cable.unplug());
+  return { dir: s.dir, cable };
+}
+
 /** The LIMS test server running as its own process, reached only over HTTP like the gateway reaches it. */
 export interface LimsChild {
   url: string;

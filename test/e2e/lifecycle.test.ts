@@ -10,7 +10,7 @@ import { AstmEmulator, type EmulatorOutcome } from '../../drivers/astm/emulator.
 import { systemClock } from '../../src/clock.js';
 import { mindrayBs } from '../hl7/fixtures.js';
 import { astmCodes, astmInstrument, astmMessage, Hl7TcpSender } from './analyzers.js';
-import { Cable, freePort, GatewayChild, requireSocat, scratch, until, writeConfig } from './harness.js';
+import { cabledScratch, freePort, GatewayChild, scratch, until, writeConfig } from './harness.js';
 import { readStore, type StoreView } from './store-view.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -32,12 +32,8 @@ function expectWhole(view: StoreView, accessions: readonly string[]): void {
 
 /** A cable, a gateway child on its device end, and the analyzer's emulator on the other end. */
 async function rig(name: string, options: { diskFloorMb?: number; hl7Port?: number; env?: (dir: string) => Record<string, string> } = {}) {
-  requireSocat();
-  const s = scratch(name);
-  cleanups.push(s.cleanup);
-  const cable = new Cable(s.dir);
-  await cable.plug();
-  cleanups.push(() => cable.unplug());
+  const s = await cabledScratch(name, cleanups);
+  const cable = s.cable;
   const httpPort = await freePort();
   const instruments = [astmInstrument('chem1', cable.device, astmCodes)];
   if (options.hl7Port) {

@@ -11,7 +11,7 @@ import { AnalyzerReceiver } from '../../drivers/astm/emulator-receiver.js';
 import { systemClock } from '../../src/clock.js';
 import type { TestSpecimen } from '../../src/lims-server/server.js';
 import { astmCodes, astmInstrument } from './analyzers.js';
-import { Cable, freePort, GatewayChild, requireSocat, scratch, startLims, until, type LimsChild } from './harness.js';
+import { cabledScratch, freePort, GatewayChild, startLims, until, type LimsChild } from './harness.js';
 import { writeConfig } from './harness.js';
 import { readStore } from './store-view.js';
 
@@ -36,12 +36,8 @@ function ordersOf(accession: string, i: number): TestSpecimen {
 
 /** A LIMS, a cable, a two-way gateway on it, and the analyzer in query mode on the far end. */
 async function rig(name: string, lims: LimsChild, orders: object) {
-  requireSocat();
-  const s = scratch(name);
-  cleanups.push(s.cleanup);
-  const cable = new Cable(s.dir);
-  await cable.plug();
-  cleanups.push(() => cable.unplug());
+  const s = await cabledScratch(name, cleanups);
+  const cable = s.cable;
   const httpPort = await freePort();
   const instrument = { ...astmInstrument('chem1', cable.device, astmCodes), options: { orders } };
   const config = writeConfig({ dir: s.dir, httpPort, instruments: [instrument], lims });
