@@ -9,7 +9,8 @@
 //   outbox     one small row per result and sink: delivery state only (state, attempts, next attempt, etag).
 //   conflicts  the same key with other clinical content, kept aside for a person (invariant 4).
 //   audit      append-only: who did what to which key, and when (`AuditLog` below is its one writer).
-//   outbox_sent, outbox_sent_minutes, instrument_days, dispatches: counters and two-way order dispatches.
+//   outbox_sent, outbox_sent_minutes, instrument_days, dispatches, order_days: counters, the orders analyzers were
+//              sent (each dispatch drained to the LIMS like an outbox row) and the two-way figures of each day.
 //
 // Outbox ids. A result's outbox rows have the ids `results.id × OUTBOX_SLOTS + slot`, where slot is the sink's place
 // in the configured sinks (fixed for a store's life; a forwarded correction to a sink added later takes a free slot).
