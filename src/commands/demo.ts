@@ -11,8 +11,9 @@ const help = `Usage: labgate demo [--fhir] [--keep] [--stay] [--config FILE]
 
 Runs labgate end to end on this machine: an emulated ASTM chemistry analyzer on a virtual serial line, the
 gateway with its store in a temporary directory, an embedded PostgreSQL (PGlite) as the central database and the
-LIMS test server. Injects a corrupted frame, a LIMS outage and a crash of the gateway mid-delivery, then proves
-that every result arrived exactly once in both. Configuration: config/demo.yaml. Exit code 0 when it did.
+LIMS test server. Injects a corrupted frame, a LIMS outage and a crash of the gateway mid-delivery, has the analyzer
+ask which tests two specimens need (a host query answered from the LIMS's orders), then proves that every result
+arrived exactly once in both. Configuration: config/demo.yaml. Exit code 0 when it did.
 
   --fhir   also deliver to the FHIR test server as R4 Observations (SMART Backend Services auth), with its own outage
            and the same proof of exactly once (needs the development dependencies: run from a checkout after npm ci)

@@ -2,6 +2,8 @@
 // with the production AstmEmulator (real frames, checksums, retransmission on NAK) and reports what the gateway
 // made of it, from the driver's own events.
 import { AstmEmulator, type EmulatorFaults } from '../../drivers/astm/emulator.js';
+import { QueryingAnalyzer, type QueryOutcome } from '../../drivers/astm/emulator-query.js';
+import { AnalyzerReceiver } from '../../drivers/astm/emulator-receiver.js';
 import { systemClock } from '../clock.js';
 import { type DriverEvent } from '../runner-contract.js';
 import type { IngestSummary } from '../message.js';
@@ -29,6 +31,13 @@ export class DemoAnalyzer {
   readonly onDriverEvent = (instrument: string, event: DriverEvent): void => {
     if (instrument === this.instrumentId && event.kind !== 'bytes') this.events.push(event);
   };
+
+  /** A host query for `accessions`: what the gateway answered within the analyzer's `deadlineMs`. */
+  async query(accessions: readonly string[], deadlineMs: number): Promise<QueryOutcome> {
+    const end = this.line.analyzer();
+    const querying = new QueryingAnalyzer(new AstmEmulator(end, systemClock, { replyTimeoutMs: 5_000, maxRestarts: 1 }), new AnalyzerReceiver(end, systemClock), systemClock);
+    return querying.query(accessions, deadlineMs);
+  }
 
   /** One session with one message; resolves once the gateway has committed it (it ACKs only after the commit). */
   async send(specimen: Specimen, faults: EmulatorFaults = {}): Promise<Transfer> {

@@ -1,5 +1,6 @@
 // The demo's story, phase by phase: results flow (one frame corrupted on the wire), a LIMS outage (with --fhir the
-// FHIR server's too), a crash of the gateway in the middle of a delivery and a restart on the same data directory.
+// FHIR server's too), a crash of the gateway in the middle of a delivery and a restart on the same data directory,
+// then a host query: the analyzer asks which tests two specimens need and runs exactly what the LIMS ordered.
 // Each phase ends only when every sink holds every result sent so far; anything else is a failure with its reason.
 import { systemClock } from '../clock.js';
 import { seededRandom } from '../lims-server/faults.js';
@@ -33,8 +34,8 @@ export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoR
   const listeners = { onOutcomes: tally.record, onDriverEvent: analyzer.onDriverEvent };
   const random = seededRandom(2026);
   let next = 1;
-  const specimens = (count: number): Specimen[] => {
-    const made = makeSpecimens({ first: next, count, at: systemClock.now(), instrumentId: instrument.id, zone: instrument.timezone, mapping: instrument.mapping, random });
+  const specimens = (count: number, codes?: readonly string[], accessions?: readonly string[]): Specimen[] => {
+    const made = makeSpecimens({ first: next, count, at: systemClock.now(), instrumentId: instrument.id, zone: instrument.timezone, mapping: instrument.mapping, random, ...(codes ? { codes } : {}), ...(accessions ? { accessions } : {}) });
     next += count;
     return made;
   };
@@ -118,9 +119,39 @@ export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoR
   say(`  delivered  ${delivered()}   (converged ${((systemClock.now() - restart) / 1000).toFixed(1)} s after the restart)`);
   say(`  the re-sent results were recognized: postgres absorbed ${tally.replays('postgres')} (load_count + 1), the LIMS answered ${env.lims.stats().replays} from their idempotency keys`);
   if (fhir) say(`  the FHIR server found ${fhir.stats().unchanged} re-sent Observations already there by their identifier (conditional create), creating none twice`);
+  await hostQuery({ env, analyzer, send, specimens, converged, delivered, say });
   const refused = tally.refused();
   if (refused.length) throw new Error(`results were refused: ${refused.slice(0, 3).join('; ')}`);
   return run;
+}
+
+/** Step 4: the analyzer asks which tests two specimens need; the LIMS has orders for one; exactly those are run. */
+async function hostQuery(step: {
+  env: DemoEnvironment;
+  analyzer: DemoAnalyzer;
+  send: (batch: Specimen[]) => Promise<void>;
+  specimens: (count: number, codes?: readonly string[], accessions?: readonly string[]) => Specimen[];
+  converged: (what: string) => Promise<void>;
+  delivered: () => string;
+  say: Say;
+}): Promise<void> {
+  const { env, analyzer, send, specimens, converged, delivered, say } = step;
+  const [ordered, none] = ['DEMO-Q001', 'DEMO-Q002'];
+  const loinc = (code: string): string => env.instrument.mapping.find((m) => m.code === code)!.loinc;
+  env.lims.loadOrders([{ accession: ordered!, orders: ['GLU', 'K'].map((code, i) => ({ orderId: `demo-order-${i + 1}`, loinc: loinc(code), orderedAt: new Date().toISOString() })) }]);
+  say('');
+  say('4. The analyzer asks the gateway which tests two specimens need (a host query); the LIMS has orders for one');
+  const deadline = 10_000;
+  const asked = await analyzer.query([ordered!, none!], deadline);
+  if (asked.kind !== 'answered') throw new Error(`the host query was not answered within the analyzer's ${deadline / 1000} s: ${asked.kind}`);
+  const codes = asked.orders.get(ordered!) ?? [];
+  if (codes.join(',') !== 'GLU,K' || asked.orders.has(none!)) throw new Error(`the answer ordered ${JSON.stringify([...asked.orders])}, not GLU and K for ${ordered} alone`);
+  say(`  query  ${ordered}, ${none} → answered ${asked.enqAfterMs} ms after the query: ${ordered} ${codes.join(', ')}; ${none} nothing to run`);
+  await send(specimens(1, codes, [ordered!]));
+  await converged('the ordered tests');
+  say(`  delivered  ${delivered()}   (exactly the ordered tests)`);
+  await waitFor(() => Object.keys(env.lims.dispatches()).length === 2, PHASE_TIMEOUT_MS, 'the LIMS was not told the orders reached the analyzer');
+  say(`  the LIMS was told each order reached the analyzer: ${Object.keys(env.lims.dispatches()).join(', ')}`);
 }
 
 /** Polls `done` until it holds; a timeout is a demo failure with the given reason. */

@@ -15,7 +15,7 @@ interface PanelAnalyte {
   decimals: number;
 }
 
-const panel: readonly PanelAnalyte[] = [
+const fullPanel: readonly PanelAnalyte[] = [
   { code: 'GLU', name: 'glucose', unit: 'mg/dL', low: 70, high: 99, decimals: 0 },
   { code: 'NA', name: 'sodium', unit: 'mmol/L', low: 135, high: 145, decimals: 0 },
   { code: 'K', name: 'potassium', unit: 'mmol/L', low: 3.5, high: 5.1, decimals: 1 },
@@ -48,10 +48,15 @@ export function makeSpecimens(options: {
   zone: string;
   mapping: readonly AnalyteMapping[];
   random: () => number;
+  /** Only these of the panel's codes (the tests a host query ordered); default the whole panel. */
+  codes?: readonly string[];
+  /** The accessions to use, one per specimen, instead of DEMO-0001, ... */
+  accessions?: readonly string[];
 }): Specimen[] {
   const out: Specimen[] = [];
+  const panel = options.codes ? fullPanel.filter((a) => options.codes!.includes(a.code)) : fullPanel;
   for (let n = options.first; n < options.first + options.count; n++) {
-    const accession = `DEMO-${String(n).padStart(4, '0')}`;
+    const accession = options.accessions?.[n - options.first] ?? `DEMO-${String(n).padStart(4, '0')}`;
     const wall = analyzerTime(options.at + (n - options.first) * 1000, options.zone);
     const instant = wallTimeToInstant(parseWall(wall), options.zone);
     if (instant.kind !== 'instant') throw new Error(`demo result time ${wall} is not a time in ${options.zone}`);

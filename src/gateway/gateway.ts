@@ -98,7 +98,7 @@ export class Gateway {
     this.store = store;
     store.outbox.resetInFlight();
     this.sampler = new BacklogSampler({ store, pending: () => this.sinkHealth(), now: deps.clock.now, log: deps.log.child({ part: 'backlog' }) });
-    this.lims = deps.sinks ? undefined : limsTokens(config, deps.clock.now);
+    this.lims = limsTokens(config, deps.clock.now);
     this.startDrains(store);
     this.twoWay = startTwoWay(config, { store, tokens: this.lims?.tokens, clock: deps.clock, random: deps.random, log: deps.log, metrics: this.metrics });
     this.sampler.note();

@@ -8,6 +8,7 @@
 //   dead or conflict (all of them sent, or none: QC results and sink-less gateways have nothing to deliver).
 // - An outbox row goes only with all the rows of its result: all sent, older than the cut-off, named by no conflict.
 // - A capture goes only when it is accepted, older than the cut-off, and no remaining result or conflict names it.
+// - An order sent to an analyzer goes once the LIMS has had its dispatch for as long (prune-dispatches.ts).
 // - Each batch is one short IMMEDIATE transaction; the event loop runs between batches, so an analyzer's commit
 //   waits at most one batch, and a stop lands between two.
 // The kept keys (results with an old row not yet sent) are gathered by the outbox walk, batch by batch: the walk reads
@@ -16,6 +17,7 @@
 // later for an old result (a forwarded conflict) is caught by the result's own outbox slots (layout.ts).
 import type Database from 'better-sqlite3';
 import { AuditLog, outboxRangeOf } from './layout.js';
+import { dispatchesStep } from './prune-dispatches.js';
 import { rejectedStep } from './prune-rejected.js';
 
 /** Rows older than these instants (epoch ms) may go; `now` stamps the run's audit entry. */
@@ -34,6 +36,8 @@ export interface PruneCounts {
   captures: number;
   /** Rejected captures beyond the size bound. */
   rejected: number;
+  /** Orders sent to analyzers whose dispatch the LIMS has had for `resultsDays` (prune-dispatches.ts). */
+  dispatches: number;
   audit: number;
   /** Pages handed back to the filesystem by incremental vacuum. */
   freedPages: number;
@@ -63,7 +67,7 @@ const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 export async function pruneOnce(db: Database.Database, cutoffs: Cutoffs, batchSize = 500, control: PruneControl = {}): Promise<PruneCounts> {
   const pause = control.pause ?? nextTick;
   const stopped = (): boolean => control.signal?.aborted === true;
-  const counts: PruneCounts = { results: 0, outbox: 0, captures: 0, rejected: 0, audit: 0, freedPages: 0, resultsDeferred: false };
+  const counts: PruneCounts = { results: 0, outbox: 0, captures: 0, rejected: 0, dispatches: 0, audit: 0, freedPages: 0, resultsDeferred: false };
   const walk = outboxWalk(db, cutoffs.results);
   const kept = capturesKept(db);
   const phases: [keyof PruneCounts, BatchStep][] = [
@@ -71,6 +75,7 @@ export async function pruneOnce(db: Database.Database, cutoffs: Cutoffs, batchSi
     ['results', resultsStep(db, cutoffs.results, walk.kept, walk.overflowed)],
     ['captures', capturesStep(db, cutoffs.results, kept)],
     ...(cutoffs.rejectedBytes === undefined ? [] : [['rejected', rejectedStep(db, cutoffs.rejectedBytes, kept)] as [keyof PruneCounts, BatchStep]]),
+    ['dispatches', dispatchesStep(db, cutoffs.results)],
     ['audit', auditStep(db, cutoffs.audit)],
   ];
   run: for (const [name, step] of phases) {

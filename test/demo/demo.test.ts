@@ -42,6 +42,10 @@ describe('labgate demo', () => {
     expect(stdout).toMatch(/corrupted checksum → NAKed by the gateway, resent by the analyzer, accepted/);
     expect(stdout).toMatch(/LIMS back after \d+\.\d s/);
     expect(stdout).toMatch(/crash: the gateway stopped abruptly/);
+    // The host query: orders for one of two specimens, exactly those tests run, each order's dispatch told to the LIMS.
+    expect(stdout).toMatch(/query {2}DEMO-Q001, DEMO-Q002 → answered \d+ ms after the query: DEMO-Q001 GLU, K; DEMO-Q002 nothing to run/);
+    expect(stdout).toMatch(/DEMO-Q001 {2}glucose \d+ mg\/dL, potassium [\d.]+ mmol\/L {2}→ stored/);
+    expect(stdout).toContain('the LIMS was told each order reached the analyzer: demo-order-1|chem1, demo-order-2|chem1');
     expect(stdout).toMatch(/status page: http:\/\/127\.0\.0\.1:\d+\/ {2}\(health: http:\/\/127\.0\.0\.1:\d+\/healthz\)/);
     // Synthetic accessions only, and no patient record content beyond the empty P record.
     expect(stdout.match(/\bDEMO-\d{4}\b/g)?.length).toBeGreaterThan(0);
