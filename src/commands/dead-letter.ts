@@ -38,7 +38,8 @@ export const command: Command = async (args, io) => {
   const config = loadConfig(values.config ?? '/etc/labgate/labgate.yaml');
   const store = openStore({ dataDir: config.gateway.dataDir, sinks: [], now: Date.now, lock: false });
   try {
-    const letters = store.outbox.deadLetters(filter, Number.MAX_SAFE_INTEGER);
+    // The outbox's results and the dispatches of two-way instruments (sink lims-dispatch, key orderId|instrument).
+    const letters = [...store.outbox.deadLetters(filter, Number.MAX_SAFE_INTEGER), ...store.orders.deadLetters.deadLetters(filter, Number.MAX_SAFE_INTEGER)];
     if (action === 'list') {
       io.stdout.write(values.json ? JSON.stringify(letters) + '\n' : formatList(letters));
       return 0;
@@ -52,7 +53,8 @@ export const command: Command = async (args, io) => {
       return 1;
     }
     const actor = operator(io);
-    const n = action === 'retry' ? store.outbox.retryDeadLetters(filter, actor) : store.outbox.purgeDeadLetters(filter, actor);
+    const [outbox, dispatches] = [store.outbox, store.orders.deadLetters];
+    const n = action === 'retry' ? outbox.retryDeadLetters(filter, actor) + dispatches.retryDeadLetters(filter, actor) : outbox.purgeDeadLetters(filter, actor) + dispatches.purgeDeadLetters(filter, actor);
     io.stdout.write(`${action === 'retry' ? 'retrying' : 'purged'} ${n} dead letter(s) (audited as ${actor})\n`);
     return 0;
   } finally {

@@ -2,6 +2,7 @@
 // downloads (order-days.ts). Results never pass through here, and nothing here touches a result's rows.
 import type Database from 'better-sqlite3';
 import { DISPATCH_SINK } from '../delivery/dispatch-contract.js';
+import { DispatchDeadLetters } from './dispatch-dead-letters.js';
 import { DispatchQueue } from './dispatches.js';
 import { OrderDays, type OrderFigure, type OrderFigures } from './order-days.js';
 
@@ -11,11 +12,14 @@ export type { OrderFigure, OrderFigures };
 export class OrderStore {
   /** The dispatch rows, drained to the LIMS like an outbox (a DrainOutbox). */
   readonly dispatches: DispatchQueue;
+  /** Dispatches the LIMS refused for good: listed, retried and purged by an operator. */
+  readonly deadLetters: DispatchDeadLetters;
   private readonly days: OrderDays;
   private readonly sentTx: Database.Transaction<(instrumentId: string, orders: readonly { orderId: string; accession: string }[], at: number, download: boolean) => number>;
 
   constructor(db: Database.Database, now: () => number, dayOf?: (at: number) => string) {
     this.dispatches = new DispatchQueue(db, now);
+    this.deadLetters = new DispatchDeadLetters(db, now);
     this.days = new OrderDays(db, dayOf);
     this.sentTx = db.transaction((instrumentId, orders, at, download) => {
       const added = this.dispatches.record(instrumentId, orders, at);

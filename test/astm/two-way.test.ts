@@ -77,7 +77,7 @@ function setup(o: AstmOptionsInput['orders'] = { query: true, queryTimeoutMs: 2_
   runners.push(runner);
   const emulator = new AstmEmulator(analyzer, systemClock, { replyTimeoutMs: 1_000 });
   const receiver = new AnalyzerReceiver(analyzer, systemClock);
-  return { store, events, emulator, receiver, querying: new QueryingAnalyzer(emulator, receiver, systemClock) };
+  return { store, events, emulator, receiver, analyzer, querying: new QueryingAnalyzer(emulator, receiver, systemClock) };
 }
 
 const figures = (events: DriverEvent[]): string[] => events.flatMap((e) => (e.kind === 'orders' ? [e.figure] : []));
@@ -122,6 +122,38 @@ describe('ASTM two-way runner', () => {
     expect(await contended).toMatchObject({ kind: 'sent' });
     expect(outcome.kind === 'answered' && [...outcome.orders]).toEqual([['S2', ['NA']]]);
     expect(store.recentResults(10).map((r) => r.accession)).toEqual(['C0']);
+  });
+
+  it('results sent while an answer waits for a slow LIMS are committed at once, not behind the answer', async () => {
+    const { store, emulator, receiver, querying } = setup();
+    const asked = querying.query(['SLOW'], 2_000);
+    await until(() => store.counts().capturesAccepted === 1);
+    expect(await emulator.send([resultsMessage('R0', ['GLU', 'NA'], Date.now(), () => '5')])).toMatchObject({ kind: 'sent', restarts: 0 });
+    expect(store.recentResults(10).map((r) => r.accession)).toEqual(['R0', 'R0']);
+    // The answer ("no information": the LIMS was too slow) had not come yet, and comes in time after.
+    expect(receiver.waiting).toBe(0);
+    expect(await asked).toMatchObject({ kind: 'answered', termination: 'I' });
+  });
+
+  it('an answer that cannot begin before the deadline (the analyzer holds the line) is dropped and counted, never sent late', async () => {
+    const { events, analyzer, receiver, querying } = setup({ query: true, queryTimeoutMs: 1_000 });
+    // Whether labgate's bid or the analyzer's ENQ comes first, the analyzer has the line: it never ACKs labgate's bid.
+    receiver.contendNext(() => {});
+    const asked = querying.query(['S1'], 1_000);
+    // The analyzer opens another transfer right after its query and keeps the line.
+    await until(() => figures(events).includes('queries'));
+    await analyzer.write(Buffer.from([0x05]));
+    expect(await asked).toEqual({ kind: 'missed' });
+    await until(() => figures(events).includes('answers-failed'));
+    expect(figures(events)).toEqual(['queries', 'answers-failed']);
+  });
+
+  it('a query the analyzer cancels (Q.13 A) is not answered', async () => {
+    const { events, emulator, receiver } = setup();
+    receiver.contendNext(() => {});
+    expect(await emulator.send(['H|\\^&\rQ|1|^S1||^^^ALL||||||||A\rL|1|N\r'])).toMatchObject({ kind: 'sent' });
+    expect(await receiver.next(700)).toBeNull();
+    expect(figures(events)).toEqual([]);
   });
 
   it('download mode: each pending specimen the instrument can run, once', async () => {

@@ -37,6 +37,11 @@ export interface StatusStore {
   orders?: {
     figures(day: string): { instrumentId: string; figures: Record<string, number> }[];
     dispatchCounts(): SinkCounts;
+    /** Dispatches the LIMS refused for good, listed and retried like the outbox's dead letters. */
+    deadLetters: {
+      deadLetters(filter: DeadLetterFilter, limit?: number): (DeadLetter & { accession: string })[];
+      retryDeadLetters(filter: DeadLetterFilter, actor: string): number;
+    };
   };
   outbox: {
     counts(): SinkCounts[];
@@ -84,7 +89,7 @@ export function gatewayStatusSource(parts: GatewayStatusParts): StatusSource {
     snapshot: () => snapshot(parts, daily, parts.limits?.results ?? 50, queueLimit),
     retryDeadLetter: (sink, which, actor) => {
       const filter: DeadLetterFilter = which === 'all' ? { sink, all: true } : { sink, key: which.key };
-      const n = parts.store.outbox.retryDeadLetters(filter, actor);
+      const n = parts.store.outbox.retryDeadLetters(filter, actor) + (parts.store.orders?.deadLetters.retryDeadLetters(filter, actor) ?? 0);
       if (n === 0) return { kind: 'not-found', message: 'No such dead letter any more (someone may have retried it already).' };
       parts.wake?.(sink);
       return { kind: 'done', message: `${plural(n, 'dead letter')} for ${sink} queued again.` };
@@ -144,10 +149,10 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
     ...reloadOf(parts),
     sinks: counts.map((c) => sinkView(c, store.outbox.sentSince(c.sink, now - HOUR_MS), drains.get(c.sink))),
     recentResults: stored.map((r) => ({ ...storedFields(r), dedupKey: r.dedupKey, delivery: delivery.get(r.dedupKey) ?? [] })),
-    deadLetters: store.outbox.deadLetters({ all: true }, queueLimit).map((d) => {
+    deadLetters: [...store.outbox.deadLetters({ all: true }, queueLimit).map((d) => {
       const result = store.resultOf?.({ dedupKey: d.dedupKey, outboxId: d.id });
       return { sink: d.sink, dedupKey: d.dedupKey, accession: result?.accession ?? null, loinc: result?.analyteLoinc ?? null, reason: d.reason ?? 'no reason recorded', attempts: d.attempts, failedAt: d.updatedAt };
-    }),
+    }), ...(store.orders?.deadLetters.deadLetters({ all: true }, queueLimit) ?? []).map((d) => ({ sink: d.sink, dedupKey: d.dedupKey, accession: d.accession, loinc: null, reason: d.reason ?? 'no reason recorded', attempts: d.attempts, failedAt: d.updatedAt }))],
     conflicts: store.openConflicts(queueLimit).map((c) => ({
       id: c.id,
       dedupKey: c.dedupKey,
