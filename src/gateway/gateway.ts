@@ -1,7 +1,10 @@
-// The gateway: store, drains, HTTP, disk guard and instruments, started in that order and stopped in reverse.
-// Recovery after a power cut needs no replay step: a capture and its results commit in one transaction, so the
-// store never holds a journaled-but-unprocessed message; only in-flight deliveries are released.
-import type { Config } from '../config/schema.js';
+// The gateway: its long-lived parts as one ordered list (parts() below), started in that order and stopped in exactly
+// the reverse order (lifecycle.ts): the logs' summaries, the store, delivery (sinks and their drains), retention, the
+// disk guard, the HTTP listener, then the instruments. So instruments stop taking messages first and the store closes
+// after everything that writes to it. Recovery after a power cut needs no replay step: a capture and its results commit
+// in one transaction, so the store never holds a journaled-but-unprocessed message; only in-flight deliveries are
+// released.
+import type { Config, InstrumentConfig } from '../config/schema.js';
 import type { Clock } from '../clock.js';
 import type { DriverEvent } from '../runner-contract.js';
 import { bindInstruments, type BoundInstrument, type MessageDecoders } from '../driver-registry.js';
@@ -17,12 +20,15 @@ import type { Sink } from '../delivery/contract.js';
 import { Retention } from '../store/retention.js';
 import { openStore, type Store } from '../store/store.js';
 import type { SerialPortFactory } from '../transport/endpoint.js';
-import type { SinkHealth } from '../web/health.js';
+import { SinkHealthView, type SinkHealth } from '../delivery/sink-health.js';
 import type { WebServer } from '../web/server.js';
 import { BacklogSampler } from './backlog-sampler.js';
 import { recordDeliveryMetrics } from './delivery-metrics.js';
 import { createIngestPort } from './ingest-port.js';
-import { superviseInstruments, type InstrumentHandle } from './instruments.js';
+import type { IngestPort } from '../runner-contract.js';
+import { InstrumentSet } from './instrument-set.js';
+import { superviseInstrument, type InstrumentHandle } from './instruments.js';
+import { Lifecycle, type Part } from './lifecycle.js';
 import { buildSinks, enabledSinkNames, qcSinkNames } from './sinks.js';
 import { limsTokens, startTwoWay, type TwoWay } from './two-way.js';
 import { gatewayWeb } from './web.js';
@@ -54,7 +60,8 @@ export class Gateway {
   store: Store | undefined;
   web: WebServer | undefined;
   drains: Drain[] = [];
-  instruments: InstrumentHandle[] = [];
+  /** The running instruments; a configuration reload adds, removes or restarts them one at a time. */
+  readonly instrumentSet: InstrumentSet;
   private sinks: Sink[] = [];
   /** Query and download modes' orders client and dispatch drain, when an instrument is two-way. */
   private twoWay: TwoWay | undefined;
@@ -65,6 +72,8 @@ export class Gateway {
   private stopping = false;
   private ready = false;
   private sampler: BacklogSampler | undefined;
+  private readonly lifecycle: Lifecycle;
+  private readonly sinkHealthView: SinkHealthView;
   /** Loggers that summarize repeated lines; flushed at stop so their timers do not outlive the gateway. */
   private readonly summaries: LogSummary[] = [];
 
@@ -74,6 +83,9 @@ export class Gateway {
   ) {
     this.metrics = new Metrics({ now: deps.clock.now, processMetrics: deps.processMetrics ?? false });
     deps.faults?.onRecord(() => this.metrics.unhandledError());
+    this.lifecycle = new Lifecycle(deps.log);
+    this.sinkHealthView = new SinkHealthView(() => this.drains, () => this.store?.outbox.counts() ?? [], deps.clock.now);
+    this.instrumentSet = new InstrumentSet(() => this.config.instruments, (instrument) => this.superviseInstrument(instrument));
   }
 
   /** True while new messages may be committed (not shutting down, disk above its floor). */
@@ -85,7 +97,12 @@ export class Gateway {
     return this.ready;
   }
 
-  /** Opens the store (taking the data-directory lock), then drains, HTTP, disk guard and instruments. */
+  /** The running instruments. */
+  get instruments(): InstrumentHandle[] {
+    return this.instrumentSet.handles();
+  }
+
+  /** Starts every part in order (parts()); a part that fails leaves the started ones for stop(). */
   async start(): Promise<{ httpPort: number }> {
     const { config, deps } = this;
     const bound = bindInstruments(config, deps.decoders);
@@ -93,17 +110,124 @@ export class Gateway {
       throw new LabgateError('CONFIG_INVALID', bound.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
     }
     this.bound = bound.instruments;
-    const sinkNames = deps.sinks ? deps.sinks.map((s) => s.name) : enabledSinkNames(config);
-    const store = openStore({ dataDir: config.gateway.dataDir, sinks: sinkNames, qcSinks: qcSinkNames(config), now: deps.clock.now });
-    this.store = store;
-    store.outbox.resetInFlight();
-    this.sampler = new BacklogSampler({ store, pending: () => this.sinkHealth(), now: deps.clock.now, log: deps.log.child({ part: 'backlog' }) });
+    let httpPort = 0;
+    await this.lifecycle.start(this.parts((port) => (httpPort = port)));
+    this.ready = true;
+    deps.log.info({ instruments: this.instruments.length, sinks: this.sinks.map((s) => s.name), httpPort, parts: this.lifecycle.names() }, 'gateway ready');
+    return { httpPort };
+  }
+
+  /** Refuses new messages, then stops every started part in reverse order. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.ready = false;
+    await this.lifecycle.stop();
+    this.deps.log.info({}, 'gateway stopped');
+  }
+
+  /** Each sink's drain status beside its backlog, for health, the status page and metrics. */
+  sinkHealth(): SinkHealth[] {
+    const results = this.sinkHealthView.health();
+    return this.twoWay ? [...results, this.twoWay.health(this.deps.clock.now())] : results;
+  }
+
+  // The parts in start order; each stop undoes its start.
+  private parts(listening: (port: number) => void): Part[] {
+    const { config, deps } = this;
+    return [
+      { name: 'logs', start: () => {}, stop: () => this.summaries.forEach((s) => s.flush()) },
+      {
+        name: 'store',
+        start: () => {
+          const sinks = deps.sinks ? deps.sinks.map((s) => s.name) : enabledSinkNames(config);
+          this.store = openStore({ dataDir: config.gateway.dataDir, sinks, qcSinks: qcSinkNames(config), now: deps.clock.now });
+          this.store.outbox.resetInFlight();
+          this.sampler = new BacklogSampler({ store: this.store, pending: () => this.sinkHealth(), now: deps.clock.now, log: deps.log.child({ part: 'backlog' }) });
+        },
+        stop: () => this.store?.close(),
+      },
+      { name: 'delivery', start: () => this.startDrains(this.store!), stop: () => this.stopDrains() },
+      {
+        name: 'retention',
+        start: () => {
+          this.retention = new Retention({ db: this.store!.db, clock: deps.clock, ...config.gateway.retention, log: deps.log.child({ part: 'retention' }) });
+          this.retention.start();
+        },
+        stop: () => this.retention?.stop(),
+      },
+      { name: 'disk', start: () => this.startDisk(), stop: () => this.disk?.stop() },
+      { name: 'http', start: async () => listening((await this.startWeb(this.store!)).port), stop: () => this.web?.stop() },
+      this.instrumentSet,
+    ];
+  }
+
+  private superviseInstrument(instrument: InstrumentConfig): InstrumentHandle {
+    const { deps } = this;
+    return superviseInstrument(instrument, {
+      bound: this.bound,
+      ingest: this.ingest(),
+      accepting: () => this.accepting(),
+      clock: deps.clock,
+      random: deps.random,
+      log: deps.log,
+      metrics: this.metrics,
+      ...(deps.createSerialPort ? { createSerialPort: deps.createSerialPort } : {}),
+      ...(deps.onDriverEvent ? { onEvent: deps.onDriverEvent } : {}),
+      ...(this.twoWay ? { orders: this.twoWay.port } : {}),
+    });
+  }
+
+  // One port for every instrument, made with the first: a full disk's failures are summarized across them.
+  private ingestPort: IngestPort | undefined;
+  private ingest(): IngestPort {
+    this.ingestPort ??= createIngestPort({
+      store: this.store!,
+      accepting: () => this.accepting(),
+      onCommitted: () => {
+        this.sinkHealthView.invalidate();
+        this.drains.forEach((d) => d.notify());
+        this.sampler?.note();
+      },
+      // A full disk fails every message an analyzer resends: one line per interval, not one per attempt.
+      log: this.summarized(this.deps.log),
+      ...(this.deps.beforeCommit ? { beforeCommit: this.deps.beforeCommit } : {}),
+    });
+    return this.ingestPort;
+  }
+
+  // The sinks and their drains, then two-way's orders client and dispatch drain (one LIMS token for all of them).
+  private startDrains(store: Store): void {
+    const { config, deps } = this;
     this.lims = limsTokens(config, deps.clock.now);
-    this.startDrains(store);
+    this.sinks = deps.sinks ?? buildSinks(config, { log: deps.log, now: deps.clock.now, ...(this.lims ? { limsTokens: this.lims.tokens } : {}) });
+    const drains = createDrains(this.sinks, {
+      config,
+      outbox: store.outbox,
+      clock: deps.clock,
+      random: deps.random,
+      log: (sink) => sinkLogger(deps.log, sink),
+      onOutcomes: (sink) => (rows, outcomes, now) => {
+        this.sinkHealthView.invalidate();
+        recordDeliveryMetrics(this.metrics, sink, rows, outcomes, now);
+        this.sampler?.note();
+      },
+    });
+    this.drains = [...drains.values()];
+    this.metrics.setBacklogSource(() => this.sinkHealth());
+    for (const drain of this.drains) drain.start();
     this.twoWay = startTwoWay(config, { store, tokens: this.lims?.tokens, clock: deps.clock, random: deps.random, log: deps.log, metrics: this.metrics });
-    this.sampler.note();
-    this.retention = new Retention({ db: store.db, clock: deps.clock, ...config.gateway.retention, log: deps.log.child({ part: 'retention' }) });
-    this.retention.start();
+    this.sampler?.note();
+  }
+
+  private async stopDrains(): Promise<void> {
+    await Promise.allSettled(this.drains.map((d) => d.stop()));
+    await this.twoWay?.stop();
+    await Promise.allSettled(this.sinks.map((s) => s.close()));
+    await this.lims?.agent.close();
+  }
+
+  private async startDisk(): Promise<void> {
+    const { config, deps } = this;
     this.disk = new DiskGuard({
       path: config.gateway.dataDir,
       floorBytes: config.gateway.diskFloorMb * 1024 * 1024,
@@ -114,103 +238,6 @@ export class Gateway {
     });
     await this.disk.check();
     this.disk.start();
-    const address = await this.startWeb(store);
-    const ingest = createIngestPort({
-      store,
-      accepting: () => this.accepting(),
-      onCommitted: () => {
-        this.countsCache = undefined;
-        this.drains.forEach((d) => d.notify());
-        this.sampler?.note();
-      },
-      // A full disk fails every message an analyzer resends: one line per interval, not one per attempt.
-      log: this.summarized(deps.log),
-      ...(deps.beforeCommit ? { beforeCommit: deps.beforeCommit } : {}),
-    });
-    this.instruments = superviseInstruments(config, {
-      bound: bound.instruments,
-      ingest,
-      accepting: () => this.accepting(),
-      clock: deps.clock,
-      random: deps.random,
-      log: deps.log,
-      metrics: this.metrics,
-      ...(deps.createSerialPort ? { createSerialPort: deps.createSerialPort } : {}),
-      ...(deps.onDriverEvent ? { onEvent: deps.onDriverEvent } : {}),
-      ...(this.twoWay ? { orders: this.twoWay.port } : {}),
-    });
-    for (const instrument of this.instruments) instrument.supervisor.start();
-    this.ready = true;
-    deps.log.info({ instruments: this.instruments.length, sinks: sinkNames, httpPort: address.port }, 'gateway ready');
-    return { httpPort: address.port };
-  }
-
-  /** Refuses new messages, lets an in-flight commit finish, closes ports, ends drains, closes the store. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.ready = false;
-    await Promise.allSettled(this.instruments.map((i) => i.supervisor.stop()));
-    await Promise.allSettled(this.instruments.map((i) => i.endpoint.close()));
-    await Promise.allSettled(this.drains.map((d) => d.stop()));
-    await this.twoWay?.stop();
-    await Promise.allSettled(this.sinks.map((s) => s.close()));
-    await this.lims?.agent.close();
-    this.disk?.stop();
-    await this.web?.stop();
-    await this.retention?.stop();
-    this.store?.close();
-    for (const summary of [...this.summaries, ...this.instruments.map((i) => i.log)]) summary.flush();
-    this.deps.log.info({}, 'gateway stopped');
-  }
-
-  /** Each sink's drain status beside its backlog, for health, the status page and metrics. */
-  sinkHealth(): SinkHealth[] {
-    const now = this.deps.clock.now();
-    const counts = this.outboxCounts(now);
-    const results = this.drains.map((drain): SinkHealth => {
-      const status = drain.status();
-      const c = counts.find((x) => x.sink === status.sink);
-      const oldest = c?.oldestPendingAt ?? null;
-      return {
-        sink: status.sink,
-        pending: c?.pending ?? 0,
-        oldestAgeSeconds: oldest === null ? 0 : Math.max(0, Math.round((now - oldest) / 1000)),
-        dead: c?.dead ?? 0,
-        conflicts: c?.conflict ?? 0,
-        circuit: status.circuit,
-        ...(status.lastError && status.circuit !== 'closed' ? { reason: status.lastError } : {}),
-      };
-    });
-    return this.twoWay ? [...results, this.twoWay.health(now)] : results;
-  }
-
-  // Counting a large pending backlog walks its index; while nothing changes (no commit, no outcome), /healthz and
-  // /metrics share one count for a couple of seconds instead of each blocking the event loop for it.
-  private countsCache: { at: number; counts: ReturnType<Store['outbox']['counts']> } | undefined;
-  private outboxCounts(now: number): ReturnType<Store['outbox']['counts']> {
-    if (!this.store) return [];
-    if (!this.countsCache || now - this.countsCache.at > 2_000) this.countsCache = { at: now, counts: this.store.outbox.counts() };
-    return this.countsCache.counts;
-  }
-
-  private startDrains(store: Store): void {
-    const { config, deps } = this;
-    this.sinks = deps.sinks ?? buildSinks(config, { log: deps.log, now: deps.clock.now, ...(this.lims ? { limsTokens: this.lims.tokens } : {}) });
-    const drains = createDrains(this.sinks, {
-      config,
-      outbox: store.outbox,
-      clock: deps.clock,
-      random: deps.random,
-      log: (sink) => sinkLogger(deps.log, sink),
-      onOutcomes: (sink) => (rows, outcomes, now) => {
-        this.countsCache = undefined;
-        recordDeliveryMetrics(this.metrics, sink, rows, outcomes, now);
-        this.sampler?.note();
-      },
-    });
-    this.drains = [...drains.values()];
-    this.metrics.setBacklogSource(() => this.sinkHealth());
-    for (const drain of this.drains) drain.start();
   }
 
   private async startWeb(store: Store): Promise<{ port: number }> {

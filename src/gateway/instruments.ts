@@ -32,7 +32,7 @@ export interface InstrumentHandle {
 }
 
 export interface InstrumentDeps {
-  bound: Map<string, BoundInstrument>;
+  bound: ReadonlyMap<string, BoundInstrument>;
   ingest: IngestPort;
   accepting: () => boolean;
   clock: Clock;
@@ -50,53 +50,47 @@ export interface InstrumentDeps {
 
 /** Creates (not starts) a supervisor for every enabled instrument. */
 export function superviseInstruments(config: Config, deps: InstrumentDeps): InstrumentHandle[] {
-  return config.instruments
-    .filter((instrument) => instrument.enabled)
-    .map((instrument) => {
-      const scope = detectionScope(instrument.transport);
-      if (scope !== null && instrument.transport.kind === 'serial') return detecting(instrument, instrument.transport.path, scope, deps);
-      const bound = deps.bound.get(instrument.id);
-      if (!bound) throw new Error(`instrument ${instrument.id} has no bound driver`);
-      const endpoint = endpointFor(instrument.transport, { createSerialPort: deps.createSerialPort });
-      // One place for every line the instrument's runner and supervisor write: repeats under a flood are summarized.
-      const log = new LogSummary(instrumentLogger(deps.log, instrument.id), deps.clock);
-      const junk = new JunkSampler();
-      const onEvent = (event: DriverEvent): void => {
-        supervisor.recordEvent(event);
-        deps.metrics.driverEvent(instrument.id, event);
-        deps.onEvent?.(instrument.id, event);
-      };
-      const supervisor: PortSupervisor = new PortSupervisor({
-        instrument: instrument.id,
-        endpoint: endpoint.description,
-        open: (signal) => endpoint.open(signal),
-        attach: (transport) => {
-          const runner = bound.driver.createRunner({
-            profile: bound.profile,
-            transport,
-            ingest: deps.ingest,
-            accepting: deps.accepting,
-            clock: deps.clock,
-            log,
-            onEvent,
-            junk,
-            ...(deps.orders ? { orders: deps.orders } : {}),
-          });
-          runner.start();
-          return runner;
-        },
-        clock: deps.clock,
-        log,
-        random: deps.random,
-        ...(instrument.transport.kind === 'tcp-server' ? { waitingReason: 'waiting for the analyzer to connect', listening: true } : {}),
-        onStatus: (status: PortStatus) => deps.metrics.portStatus(status),
+  return config.instruments.filter((instrument) => instrument.enabled).map((instrument) => superviseInstrument(instrument, deps));
+}
+
+/** Creates (not starts) one instrument's supervisor: a driver's, or detection's while its serial settings are `auto`. */
+export function superviseInstrument(instrument: InstrumentConfig, deps: InstrumentDeps): InstrumentHandle {
+  const scope = detectionScope(instrument.transport);
+  if (scope !== null && instrument.transport.kind === 'serial') return detecting(instrument, instrument.transport.path, scope, deps);
+  const bound = deps.bound.get(instrument.id);
+  if (!bound) throw new Error(`instrument ${instrument.id} has no bound driver`);
+  const endpoint = endpointFor(instrument.transport, { createSerialPort: deps.createSerialPort });
+  // One place for every line the instrument's runner and supervisor write: repeats under a flood are summarized.
+  const log = new LogSummary(instrumentLogger(deps.log, instrument.id), deps.clock);
+  const junk = new JunkSampler();
+  const onEvent = (event: DriverEvent): void => {
+    supervisor.recordEvent(event);
+    deps.metrics.driverEvent(instrument.id, event);
+    deps.onEvent?.(instrument.id, event);
+  };
+  const supervisor: PortSupervisor = new PortSupervisor({
+    instrument: instrument.id,
+    endpoint: endpoint.description,
+    open: (signal) => endpoint.open(signal),
+    attach: (transport) => {
+      const runner = bound.driver.createRunner({
+        profile: bound.profile, transport, ingest: deps.ingest, accepting: deps.accepting, clock: deps.clock, log, onEvent, junk,
+        ...(deps.orders ? { orders: deps.orders } : {}),
       });
-      endpoint.onRefused?.((refusal) => {
-        supervisor.recordRefused(refusal);
-        deps.metrics.refusedConnection(instrument.id, refusal.reason);
-      });
-      return { id: instrument.id, supervisor, endpoint, log };
-    });
+      runner.start();
+      return runner;
+    },
+    clock: deps.clock,
+    log,
+    random: deps.random,
+    ...(instrument.transport.kind === 'tcp-server' ? { waitingReason: 'waiting for the analyzer to connect', listening: true } : {}),
+    onStatus: (status: PortStatus) => deps.metrics.portStatus(status),
+  });
+  endpoint.onRefused?.((refusal) => {
+    supervisor.recordRefused(refusal);
+    deps.metrics.refusedConnection(instrument.id, refusal.reason);
+  });
+  return { id: instrument.id, supervisor, endpoint, log };
 }
 
 // An instrument whose serial settings are `auto`: listened to, never answered, until the configuration names them.

@@ -14,7 +14,7 @@ import { createDispatchSink } from '../sinks/lims-dispatch.js';
 import { createOrdersClient, ordersEndpoint, type OrdersClient } from '../sinks/lims-orders.js';
 import { createTokenProvider, type TokenProvider } from '../sinks/lims-token.js';
 import type { Store } from '../store/store.js';
-import type { SinkHealth } from '../web/health.js';
+import type { SinkHealth } from '../delivery/sink-health.js';
 import { recordDeliveryMetrics } from './delivery-metrics.js';
 
 /** Connections of the orders client: lookups an analyzer waits for never queue behind each other for long. */

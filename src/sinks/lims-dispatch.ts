@@ -3,7 +3,7 @@
 // as results, so an outage delays and never discards); the answer is read by the results sink's table
 // (lims-classify.ts): a refusal of the record is a dead letter, anything that says the LIMS is unwell a retry.
 import { classify, problemOf, retryAfterAt } from './lims-classify.js';
-import { authedExchange } from './lims-authed.js';
+import { authedExchange } from './authed-exchange.js';
 import type { OrdersEndpoint } from './lims-orders.js';
 import type { OutboxRow, Outcome, Sink } from '../delivery/contract.js';
 import { DISPATCH_SINK, type DispatchPayload } from '../delivery/dispatch-contract.js';

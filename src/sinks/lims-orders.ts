@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher } from 'undici';
 import type { Lookup } from '../orders/answer.js';
 import { parseSpecimenOrders, parseWorklist, type Parsed } from '../orders/order.js';
-import { authedExchange, type AuthedDeps, type AuthedResponse } from './lims-authed.js';
+import { authedExchange, type AuthedDeps, type AuthedResponse } from './authed-exchange.js';
 import type { TokenProvider } from './lims-token.js';
 
 /** Where the orders are (the `lims` section of the configuration). */

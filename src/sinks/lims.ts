@@ -7,7 +7,7 @@ import { Agent, type Dispatcher } from 'undici';
 import type { ResultPayload } from '../payload.js';
 import { classify, problemOf, retryAfterAt } from './lims-classify.js';
 import { buildEnvelope, ENVELOPE_VERSION, idempotencyKey, limsClinicalContent, sfString } from './lims-envelope.js';
-import { authedExchange, type AuthedRequest } from './lims-authed.js';
+import { authedExchange, type AuthedRequest } from './authed-exchange.js';
 import type { LimsResponse } from './lims-http.js';
 import { createLimiter, type Limiter } from './lims-limiter.js';
 import { createTokenProvider, type LimsAuth, type TokenProvider } from './lims-token.js';

@@ -2,18 +2,11 @@
 // (store not writable, disk below the floor, still recovering); `degraded` means it works but a person should
 // look (an instrument not connected, a sink backlog over the alert thresholds, dead letters).
 import type { DiskStatus } from '../disk-guard.js';
-import type { SinkBacklog } from '../metrics.js';
+import type { SinkHealth } from '../delivery/sink-health.js';
 import type { PortStatus } from '../transport/supervisor.js';
 import { send, type Route } from './server.js';
 
 export type HealthStatus = 'ok' | 'degraded' | 'failing';
-
-/** A sink as health sees it: its backlog plus, when the delivery engine knows it, its circuit. */
-export interface SinkHealth extends SinkBacklog {
-  circuit?: 'closed' | 'open' | 'half-open';
-  /** Why the circuit is open (last failure), for the technician. */
-  reason?: string;
-}
 
 /** Everything health is computed from, as the injected providers report it right now. */
 export interface HealthSnapshot {

@@ -16,6 +16,7 @@ import type { TestDatabase } from '../postgres/pg.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const bin = join(root, 'bin/labgate.js');
+const withFaults = join(root, 'dist/test/support/run-with-faults.js');
 const limsMain = join(root, 'dist/src/lims-server/main.js');
 
 /** The socat binary on PATH; throws (the test fails) when it is missing. */
@@ -261,7 +262,9 @@ export class GatewayChild {
     if (this.running) throw new Error('the gateway is already running');
     this.closeLog();
     this.logFd = openSync(this.log, 'a');
-    this.child = spawn(process.execPath, [bin, 'run', '--config', this.configFile], {
+    // A fault variable needs the test-only entry point: the installed `labgate run` reads none (test/support).
+    const entry = Object.keys(env).some((k) => k.startsWith('LABGATE_FAULT_')) ? withFaults : bin;
+    this.child = spawn(process.execPath, [entry, 'run', '--config', this.configFile], {
       stdio: ['ignore', this.logFd, this.logFd],
       env: { ...process.env, NOTIFY_SOCKET: '', ...env },
     });

@@ -3,7 +3,8 @@ import { silentLog, type Log } from '../../src/log.js';
 import type { DiskStatus } from '../../src/disk-guard.js';
 import { Metrics } from '../../src/metrics.js';
 import type { PortStatus } from '../../src/transport/supervisor.js';
-import { evaluateHealth, healthRoute, type HealthReport, type SinkHealth } from '../../src/web/health.js';
+import { evaluateHealth, healthRoute, type HealthReport } from '../../src/web/health.js';
+import type { SinkHealth } from '../../src/delivery/sink-health.js';
 import { metricsRoute } from '../../src/web/metrics.js';
 import { WebServer } from '../../src/web/server.js';
 

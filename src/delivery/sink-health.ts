@@ -1,0 +1,58 @@
+// Each sink as health, the status page and /metrics see it: the drain's circuit beside the outbox backlog. Counting a
+// large pending backlog walks its index; while nothing changes (no commit, no outcome), every reader shares one count
+// for a couple of seconds instead of each blocking the event loop for it.
+import type { SinkCounts } from '../store/outbox-operator.js';
+import type { DrainStatus } from './drain.js';
+
+/** A sink's backlog, and its circuit when the delivery engine knows it. */
+export interface SinkHealth {
+  sink: string;
+  pending: number;
+  /** Age in seconds of the oldest pending row; 0 when none. */
+  oldestAgeSeconds: number;
+  dead: number;
+  conflicts?: number;
+  circuit?: 'closed' | 'open' | 'half-open';
+  /** Why the circuit is open (last failure), for the technician. */
+  reason?: string;
+}
+
+/** How long a count is shared while nothing invalidates it. */
+export const COUNTS_TTL_MS = 2_000;
+
+/** The sinks' health from their drains' status and the outbox counts, with the counts shared between readers. */
+export class SinkHealthView {
+  private cache: { at: number; counts: SinkCounts[] } | undefined;
+
+  constructor(
+    private readonly drains: () => readonly { status(): DrainStatus }[],
+    private readonly counts: () => SinkCounts[],
+    private readonly now: () => number,
+  ) {}
+
+  /** The counts changed (a commit, an outcome): the next reader counts again. */
+  invalidate(): void {
+    this.cache = undefined;
+  }
+
+  /** One entry per drain, in the drains' order. */
+  health(): SinkHealth[] {
+    const now = this.now();
+    if (!this.cache || now - this.cache.at > COUNTS_TTL_MS) this.cache = { at: now, counts: this.counts() };
+    const counts = this.cache.counts;
+    return this.drains().map((drain) => {
+      const status = drain.status();
+      const c = counts.find((x) => x.sink === status.sink);
+      const oldest = c?.oldestPendingAt ?? null;
+      return {
+        sink: status.sink,
+        pending: c?.pending ?? 0,
+        oldestAgeSeconds: oldest === null ? 0 : Math.max(0, Math.round((now - oldest) / 1000)),
+        dead: c?.dead ?? 0,
+        conflicts: c?.conflict ?? 0,
+        circuit: status.circuit,
+        ...(status.lastError && status.circuit !== 'closed' ? { reason: status.lastError } : {}),
+      };
+    });
+  }
+}

@@ -1,0 +1,64 @@
+// The instruments as one part of the gateway whose members start and stop one at a time, so a configuration reload
+// can add, remove or restart one instrument without touching the others (ARCHITECTURE.md invariant 7).
+import type { InstrumentConfig } from '../config/schema.js';
+import type { InstrumentHandle } from './instruments.js';
+import type { Part } from './lifecycle.js';
+
+/** The running instruments, by id. */
+export class InstrumentSet implements Part {
+  readonly name = 'instruments';
+  private readonly running = new Map<string, InstrumentHandle>();
+
+  constructor(
+    private readonly initial: () => readonly InstrumentConfig[],
+    private readonly make: (instrument: InstrumentConfig) => InstrumentHandle,
+  ) {}
+
+  /** Starts every enabled instrument of the configuration. */
+  start(): void {
+    for (const instrument of this.initial()) if (instrument.enabled) this.add(instrument);
+  }
+
+  /** Starts one instrument; its id must not be running. */
+  add(instrument: InstrumentConfig): InstrumentHandle {
+    if (this.running.has(instrument.id)) throw new Error(`instrument ${instrument.id} is running already`);
+    const handle = this.make(instrument);
+    this.running.set(instrument.id, handle);
+    handle.supervisor.start();
+    return handle;
+  }
+
+  /** Stops one instrument: its session ends (an outcome the store owes arrives first), its port closes. */
+  async remove(id: string): Promise<boolean> {
+    const handle = this.running.get(id);
+    if (handle === undefined) return false;
+    this.running.delete(id);
+    await stopped([handle]);
+    return true;
+  }
+
+  /** Stops an instrument and starts it again with `instrument` (its new configuration). */
+  async restart(instrument: InstrumentConfig): Promise<InstrumentHandle> {
+    await this.remove(instrument.id);
+    return this.add(instrument);
+  }
+
+  /** Stops every instrument at once. */
+  async stop(): Promise<void> {
+    const all = [...this.running.values()];
+    this.running.clear();
+    await stopped(all);
+  }
+
+  /** The running instruments, in the order they started. */
+  handles(): InstrumentHandle[] {
+    return [...this.running.values()];
+  }
+}
+
+// Sessions first (each finishes what it has in flight), then the ports, then the logs' pending summaries.
+async function stopped(handles: readonly InstrumentHandle[]): Promise<void> {
+  await Promise.allSettled(handles.map((h) => h.supervisor.stop()));
+  await Promise.allSettled(handles.map((h) => h.endpoint.close()));
+  for (const h of handles) h.log.flush();
+}
