@@ -1,5 +1,6 @@
-// One exchange with the LIMS under a bearer token, shared by the results sink, the orders client and the dispatch
-// sink: a 401 fetches a fresh token once and resends at once. Every failure comes back as a value.
+// One HTTP exchange under a bearer token, for every sink that sends one (the LIMS results sink, orders client and
+// dispatch sink, the FHIR sink): a 401 fetches a fresh token once and resends at once; a fresh token refused too is
+// its own answer (wrong credentials or scopes, which concern every record alike). Every failure comes back as a value.
 import type { Dispatcher } from 'undici';
 import { exchange, type LimsResponse } from './lims-http.js';
 import type { TokenProvider } from './lims-token.js';
@@ -7,7 +8,8 @@ import type { TokenProvider } from './lims-token.js';
 /** What an authenticated exchange needs. */
 export interface AuthedDeps {
   dispatcher: Dispatcher;
-  tokens: TokenProvider;
+  /** None: the request goes without authorization, and a 401 is an answer like any other. */
+  tokens: TokenProvider | null;
   /** scheme://host:port */
   origin: string;
   headersTimeoutMs: number;
@@ -18,13 +20,13 @@ export interface AuthedDeps {
 
 /** A request without its origin, timeouts and authorization. */
 export interface AuthedRequest {
-  method: 'GET' | 'PUT';
+  method: 'GET' | 'PUT' | 'POST';
   path: string;
   headers: Record<string, string>;
   body?: string;
 }
 
-/** The LIMS's answer, no answer, no token to be had, or a fresh token refused too (wrong credentials, broken LIMS). */
+/** The server's answer, no answer, no token to be had, or a fresh token refused too (wrong credentials, a broken server). */
 export type AuthedResponse =
   | Extract<LimsResponse, { kind: 'answer' | 'failure' }>
   | { kind: 'no-token'; reason: string; unreachable: boolean }
@@ -32,19 +34,19 @@ export type AuthedResponse =
 
 /** Sends with a bearer token; on 401 fetches a fresh token once and resends. Never throws for I/O. */
 export async function authedExchange(deps: AuthedDeps, signal: AbortSignal, req: AuthedRequest): Promise<AuthedResponse> {
-  let tok = await deps.tokens.token();
+  let tok = deps.tokens ? await deps.tokens.token() : null;
   for (let attempt = 0; ; attempt++) {
-    if (!tok.ok) return { kind: 'no-token', reason: tok.reason, unreachable: tok.unreachable === true };
+    if (tok && !tok.ok) return { kind: 'no-token', reason: tok.reason, unreachable: tok.unreachable === true };
     const res = await exchange(deps.dispatcher, {
       ...req,
       origin: deps.origin,
-      headers: { ...req.headers, authorization: `Bearer ${tok.token}` },
+      headers: tok ? { ...req.headers, authorization: `Bearer ${tok.token}` } : req.headers,
       headersTimeoutMs: deps.headersTimeoutMs,
       bodyTimeoutMs: deps.bodyTimeoutMs,
       signal,
     });
     if (res.kind === 'answer') deps.heard?.(res.status);
-    if (res.kind !== 'answer' || res.status !== 401) return res;
+    if (res.kind !== 'answer' || res.status !== 401 || !deps.tokens || !tok) return res;
     if (attempt > 0) return { kind: 'token-refused' };
     tok = await deps.tokens.refresh(tok.token);
   }

@@ -10,7 +10,8 @@ import { asOneExchange, classifyFhir } from './fhir-classify.js';
 import { observationContent, toObservation, type ObservationOptions } from './fhir-observation.js';
 import { afterAnswer, entryOf, firstStep, unexpected, type EntryAnswer, type Pending, type Step } from './fhir-steps.js';
 import { retryAfterAt } from './lims-classify.js';
-import { exchange, type LimsResponse } from './lims-http.js';
+import { authedExchange } from './authed-exchange.js';
+import type { LimsResponse } from './lims-http.js';
 import { createTokenProvider, type TokenAuth, type TokenProvider } from './lims-token.js';
 import { readRowPayload } from './row-payload.js';
 import type { OutboxRow, Outcome, Sink } from '../delivery/contract.js';
@@ -187,28 +188,18 @@ class FhirDelivery implements FhirSink {
     return 'reason' in outcome ? { ...outcome, reason: `${what}: ${this.redact(outcome.reason)}` } : outcome;
   }
 
-  /** Sends with a bearer token (when configured); on 401 fetches a fresh token once and resends at once. */
+  /** Sends with a bearer token when one is configured (authed-exchange.ts: a 401 fetches a fresh token once). */
   private async authed(signal: AbortSignal, method: 'GET' | 'POST', path: string, body?: string): Promise<Sent | { outcome: Outcome }> {
-    let tok = this.tokens ? await this.tokens.token() : null;
-    for (let attempt = 0; ; attempt++) {
-      if (tok && !tok.ok) return { outcome: { kind: 'retry', reason: tok.reason, scope: 'sink' } };
-      const headers: Record<string, string> = { accept: FHIR_JSON, ...(body ? { 'content-type': FHIR_JSON, prefer: 'return=minimal' } : {}) };
-      if (tok?.ok) headers.authorization = `Bearer ${tok.token}`;
-      const res = await exchange(this.dispatcher, {
-        origin: this.base.origin,
-        path: this.base.pathname.replace(/\/$/, '') + path,
-        method,
-        headers,
-        ...(body ? { body } : {}),
-        headersTimeoutMs: this.options.timeouts.headersMs,
-        bodyTimeoutMs: this.options.timeouts.bodyMs,
-        signal,
-      });
-      if (res.kind !== 'answer' || res.status !== 401 || !this.tokens || !tok?.ok) return res;
-      // A fresh token refused too means wrong credentials or scopes: every result is affected alike.
-      if (attempt > 0) return { outcome: { kind: 'retry', reason: 'the FHIR server refused a freshly issued token', scope: 'sink' } };
-      tok = await this.tokens.refresh(tok.token);
-    }
+    const headers: Record<string, string> = { accept: FHIR_JSON, ...(body ? { 'content-type': FHIR_JSON, prefer: 'return=minimal' } : {}) };
+    const res = await authedExchange(
+      { dispatcher: this.dispatcher, tokens: this.tokens, origin: this.base.origin, headersTimeoutMs: this.options.timeouts.headersMs, bodyTimeoutMs: this.options.timeouts.bodyMs },
+      signal,
+      { method, path: this.base.pathname.replace(/\/$/, '') + path, headers, ...(body ? { body } : {}) },
+    );
+    if (res.kind === 'no-token') return { outcome: { kind: 'retry', reason: res.reason, scope: 'sink' } };
+    // A fresh token refused too means wrong credentials or scopes: every result is affected alike.
+    if (res.kind === 'token-refused') return { outcome: { kind: 'retry', reason: 'the FHIR server refused a freshly issued token', scope: 'sink' } };
+    return res;
   }
 
   private redact(text: string): string {

@@ -141,7 +141,7 @@ function recordPath(ctx: Ctx, row: OutboxRow): string {
 
 type Sent = Extract<LimsResponse, { kind: 'answer' | 'failure' }>;
 
-/** Sends with a bearer token (lims-authed.ts); a missing or refused token is a sink-wide retry. */
+/** Sends with a bearer token (authed-exchange.ts); a missing or refused token is a sink-wide retry. */
 async function authed(ctx: Ctx, signal: AbortSignal, req: AuthedRequest): Promise<Sent | { outcome: Outcome }> {
   const deps = { dispatcher: ctx.dispatcher, tokens: ctx.tokens, origin: ctx.origin, headersTimeoutMs: ctx.options.timeouts.headersMs, bodyTimeoutMs: ctx.options.timeouts.bodyMs };
   const res = await authedExchange({ ...deps, heard: (status) => ctx.limiter.heard(status === 429) }, signal, req);
