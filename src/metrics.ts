@@ -37,6 +37,7 @@ export class Metrics {
   private readonly naks: Counter<'instrument'>;
   private readonly checksumErrors: Counter<'instrument'>;
   private readonly discarded: Counter<'instrument'>;
+  private readonly lost: Counter<'instrument'>;
   private readonly commitFailures: Counter<'instrument'>;
   private readonly bytes: Counter<'instrument'>;
   private readonly reconnects: Counter<'instrument'>;
@@ -69,6 +70,7 @@ export class Metrics {
     this.naks = new Counter({ name: 'labgate_naks_total', help: 'NAK (ASTM) or AR (HL7) sent to the analyzer', labelNames: ['instrument'], registers: r });
     this.checksumErrors = new Counter({ name: 'labgate_checksum_errors_total', help: 'Frames with a bad checksum', labelNames: ['instrument'], registers: r });
     this.discarded = new Counter({ name: 'labgate_discarded_messages_total', help: 'Incomplete messages discarded (unplug, timeout)', labelNames: ['instrument'], registers: r });
+    this.lost = new Counter({ name: 'labgate_lost_messages_total', help: 'Messages the analyzer will not resend that could not be kept (a printer report the store could not take in time)', labelNames: ['instrument'], registers: r });
     this.commitFailures = new Counter({ name: 'labgate_commit_failures_total', help: 'Messages the store could not commit', labelNames: ['instrument'], registers: r });
     this.bytes = new Counter({ name: 'labgate_received_bytes_total', help: 'Bytes received from the analyzer', labelNames: ['instrument'], registers: r });
     this.reconnects = new Counter({ name: 'labgate_port_reconnects_total', help: 'Times a port came back after being connected', labelNames: ['instrument'], registers: r });
@@ -123,6 +125,8 @@ export class Metrics {
         return this.commitFailures.inc({ instrument });
       case 'orders':
         return this.orderFigure(instrument, event.figure);
+      case 'lost':
+        return this.lost.inc({ instrument });
     }
   }
   /** Counts a two-way figure (runner-contract.ts, `orders` events). */

@@ -30,7 +30,9 @@ export type DriverEvent =
   | { kind: 'discarded'; reason: string }
   | { kind: 'commit-failed'; reason: string }
   /** A two-way figure: a query, its answer (`answered-orders`, `no-information:<reason>`, `answers-failed`), a download. */
-  | { kind: 'orders'; figure: string };
+  | { kind: 'orders'; figure: string }
+  /** A message the analyzer will not send again could not be kept (a printer's report the store could not take). */
+  | { kind: 'lost'; reason: string };
 
 /** Everything a runner needs, injected by the runtime. */
 export interface DriverContext {

@@ -69,7 +69,7 @@ export const lineOptionsSchema = z
     maxLineBytes: z.number().int().min(80).max(1_048_576).default(16_384),
     /** A report the store could not take is kept in memory and retried this often (a printer never resends). */
     retryMs: z.number().int().min(100).max(600_000).default(5_000),
-    /** Most reports held for retry; beyond it the oldest is dropped with an error (bounded memory). */
+    /** Most reports held for retry; beyond it the oldest is lost, and counted and shown as lost (bounded memory). */
     maxPendingReports: z.number().int().min(1).max(10_000).default(100),
     /** Most lines in one report; the report is closed when it reaches this. */
     maxReportLines: z.number().int().min(1).max(100_000).default(1_000),

@@ -1,6 +1,7 @@
 // The thin line runner: framing.ts splits the transport's bytes into lines (as `labgate decode` does), the
 // assembler decides what a report is, the commit path commits it. A printer never resends, so a report the
-// store cannot take is held in memory (bounded) and retried in order; it is never half-stored.
+// store cannot take is held in memory (bounded) and retried in order; it is never half-stored. One that cannot be
+// held (the bound reached, the gateway stopping) is lost, and counted and shown as lost.
 import { CommitPath, type CommitOutcome } from '../../src/commit-path.js';
 import type { DriverContext, DriverRunner } from '../../src/runner-contract.js';
 import { assemble, initialAssemblerState, type AssemblerInput, type AssemblerState, type Report } from './assembler.js';
@@ -53,7 +54,9 @@ class LineRunner implements DriverRunner {
     this.retryTimer = undefined;
     this.flush();
     await this.path.settled();
-    if (this.pending.length > 0) this.ctx.log.error({ reports: this.pending.length }, 'line reports not committed at stop');
+    if (this.pending.length === 0) return;
+    this.ctx.log.error({ reports: this.pending.length }, 'line reports not committed at stop: lost');
+    for (const _ of this.pending.splice(0)) this.ctx.onEvent({ kind: 'lost', reason: 'not committed when the gateway stopped' });
   }
 
   private onData(data: Buffer): void {
@@ -93,9 +96,12 @@ class LineRunner implements DriverRunner {
   }
 
   private commit(report: Report): void {
+    // A printer never resends, and memory is bounded: past maxPendingReports the oldest waiting report is lost, and
+    // it is counted and shown as lost (status page, /healthz, /metrics), never dropped silently.
     if (this.pending.length >= this.options.maxPendingReports) {
       const dropped = this.pending.shift()!;
-      this.ctx.log.error({ bytes: dropped.raw.length, results: dropped.results.length }, 'line report dropped: too many reports waiting for the store');
+      this.ctx.log.error({ bytes: dropped.raw.length, results: dropped.results.length }, 'line report dropped: too many reports waiting for the store; lost');
+      this.ctx.onEvent({ kind: 'lost', reason: `more than ${this.options.maxPendingReports} reports waiting for the store` });
     }
     this.pending.push(report);
     this.flush();

@@ -29,6 +29,8 @@ export interface PortStatus {
   failedOpens: number;
   /** Connections a listening port refused since start (allow-list, a session already talking). */
   refusedConnections?: number;
+  /** Messages lost since start: ones the analyzer will not resend that could not be kept (see the line driver). */
+  lostMessages?: number;
   /** Epoch ms of the next open attempt while not connected. */
   nextAttemptAt?: number;
   /** Epoch ms of the last message committed, if any since start. */
@@ -132,6 +134,7 @@ export class PortSupervisor {
     } else if (event.kind === 'nak') c.naks += 1;
     else if (event.kind === 'checksum-error') c.checksumErrors += 1;
     else if (event.kind === 'discarded') c.discarded += 1;
+    else if (event.kind === 'lost') this.status.lostMessages = (this.status.lostMessages ?? 0) + 1;
   }
 
   start(): void {

@@ -31,7 +31,7 @@ ${fact('Last byte', ago(i.lastByteAt, now))}${fact('Last message', ago(i.lastMes
 ${i.state !== 'connected' && i.nextAttemptAt !== null ? fact('Next try', ago(i.nextAttemptAt, now)) : ''}
 ${fact('Messages today', i.messagesToday)}${fact('Results today', i.resultsToday)}
 ${fact('NAKs', i.naks)}${fact('Checksum errors', i.checksumErrors)}${fact('Rejected', i.rejected)}
-${i.refusedConnections > 0 ? fact('Refused connections', i.refusedConnections) : ''}${i.orders ? ordersFacts(i.orders) : ''}</dl>
+${i.refusedConnections > 0 ? fact('Refused connections', i.refusedConnections) : ''}${i.orders ? ordersFacts(i.orders) : ''}${(i.lostMessages ?? 0) > 0 ? fact('Lost reports', i.lostMessages ?? 0) : ''}</dl>
 </article>`;
 }
 

@@ -28,6 +28,8 @@ export interface InstrumentView {
   rejected: number;
   /** Connections a listening port refused since the gateway started (allow-list, a session already talking). */
   refusedConnections: number;
+  /** Messages lost since the gateway started (a printer's reports the store could not take in time). */
+  lostMessages?: number;
   /** Present while its serial settings are detected (`auto` in the configuration). */
   detection?: DetectionView;
   /** Today's host queries, answers and downloads: present for a two-way instrument. */
