@@ -52,7 +52,7 @@ export default tseslint.config(
   restrict(['src/orders/**/*.ts'], [folder('drivers'), folder('store'), folder('sinks'), folder('delivery'), folder('web'), folder('transport'), ...compositionRoot], io.map((name) => ({ name, message: 'the order desk does no I/O of its own: its ports are injected' }))),
   // The neutral contracts and pure models at the top of src/ import none of the parts that use them.
   restrict(
-    ['message', 'runner-contract', 'commit-path', 'clock', 'log', 'result', 'result-*', 'payload', 'zoned-time', 'junk-sampler', 'errors'].map(
+    ['message', 'runner-contract', 'commit-path', 'clock', 'log', 'result', 'result-*', 'payload', 'zoned-time', 'junk-sampler', 'errors', 'delimited-text'].map(
       (name) => `src/${name}.ts`,
     ),
     [folder('drivers'), folder('store'), folder('sinks'), folder('delivery'), folder('web'), folder('transport', 'transport\\.js$'), ...compositionRoot],

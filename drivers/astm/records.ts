@@ -2,6 +2,7 @@
 // from the H record itself, escapes undone per component, and H/P/O/R/C nesting resolved into one entry
 // per result with the records it belongs to.
 import { readDelimiters, standardDelimiters, type Delimiters } from './delimiters.js';
+import { piece } from '../../src/delimited-text.js';
 
 export { readDelimiters, standardDelimiters, type Delimiters } from './delimiters.js';
 
@@ -132,17 +133,6 @@ export function component(rec: AstmRecord, n: number, c: number): string {
   return unescape(piece(piece(rawField(rec, n), d.repeat, 0), d.component, c - 1), d);
 }
 
-// The index-th piece of `text` split on `sep`, without building the array (normalization reads several per result).
-function piece(text: string, sep: string, index: number): string {
-  let from = 0;
-  for (let i = 0; i < index; i += 1) {
-    const at = text.indexOf(sep, from);
-    if (at < 0) return '';
-    from = at + 1;
-  }
-  const end = text.indexOf(sep, from);
-  return end < 0 ? (from === 0 ? text : text.slice(from)) : text.slice(from, end);
-}
 
 /** All components of the first repeat of field `n`, unescaped. */
 export function components(rec: AstmRecord, n: number): string[] {

@@ -2,6 +2,7 @@
 // (HL7 v2.5.1 Chapter 2, 2.5 "Message construction rules" and 2.6 "Message delimiters").
 import { readDelimiters, type Delimiters } from './delimiters.js';
 import { unescapeText } from './escape.js';
+import { piece } from '../../src/delimited-text.js';
 
 /** One segment; `fields[n]` is SEG-n still escaped (`fields[0]` is the segment id; for MSH, `fields[1]` is MSH-1). */
 export interface Segment {
@@ -75,17 +76,6 @@ export function valueAt(segment: Segment, d: Delimiters, ref: Omit<FieldRef, 'se
   return unescapeText(piece(comp, d.subcomponent, ref.subcomponent - 1), d);
 }
 
-// The index-th piece of `text` split on `sep`, without building the array (this is the hot path).
-function piece(text: string, sep: string, index: number): string {
-  let from = 0;
-  for (let i = 0; i < index; i += 1) {
-    const at = text.indexOf(sep, from);
-    if (at < 0) return '';
-    from = at + 1;
-  }
-  const end = text.indexOf(sep, from);
-  return end < 0 ? text.slice(from) : text.slice(from, end);
-}
 
 /** Every repetition of SEG-n at one component, unescaped, empty ones kept. */
 export function repeatedValues(segment: Segment, d: Delimiters, field: number, component = 1): string[] {
