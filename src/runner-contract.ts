@@ -36,7 +36,8 @@ export type DriverEvent =
 
 /** Everything a runner needs, injected by the runtime. */
 export interface DriverContext {
-  profile: InstrumentProfile;
+  /** Read at each message, never kept: a configuration reload may give the next message a new mapping or clock zone. */
+  readonly profile: InstrumentProfile;
   transport: Transport;
   ingest: IngestPort;
   /** False while the store cannot accept (disk guard, shutdown): ENQ gets NAK, HL7 gets AR. */

@@ -155,11 +155,20 @@ class AstmRunner implements DriverRunner {
 function twoWayOf(ctx: DriverContext, options: AstmOptions, feed: (input: LineInput) => void): AstmTwoWay | null {
   if (!ctx.orders || (!options.orders.query && !options.orders.download)) return null;
   const desk = new OrderDesk({
-    instrumentId: ctx.profile.id, mapping: ctx.profile.mapping, queryTimeoutMs: options.orders.queryTimeoutMs, clock: ctx.clock, log: ctx.log,
+    instrumentId: ctx.profile.id,
+    // Read at each query, so a reload's new mapping reaches the next one.
+    get mapping() {
+      return ctx.profile.mapping;
+    },
+    queryTimeoutMs: options.orders.queryTimeoutMs, clock: ctx.clock, log: ctx.log,
     ...ctx.orders, onFigure: (figure) => ctx.onEvent({ kind: 'orders', figure }),
   });
   return new AstmTwoWay({
-    desk, profile: ctx.profile, options, clock: ctx.clock, log: ctx.log,
+    desk,
+    get profile() {
+      return ctx.profile;
+    },
+    options, clock: ctx.clock, log: ctx.log,
     send: (message) => feed({ kind: 'send', message }),
     cancel: (id, reason) => feed({ kind: 'cancel', id, reason }),
   });

@@ -8,13 +8,15 @@ import { LabgateError } from '../errors.js';
 import { LogSummary } from '../log-summary.js';
 import { ProcessFaults } from '../process-faults.js';
 import { Gateway, type GatewayDeps } from '../gateway/gateway.js';
-import { createLogger } from '../logger.js';
+import { createLogger, type Logger } from '../logger.js';
 import { SystemdNotifier } from '../systemd/notify.js';
 
 const help = `Usage: labgate run --config FILE
 
 Runs the gateway: opens the store in gateway.dataDir, starts the sinks' drains, the HTTP listener
-(/healthz, /metrics, the status page) and every enabled instrument. SIGTERM or SIGINT stops it cleanly.`;
+(/healthz, /metrics, the status page) and every enabled instrument. SIGTERM or SIGINT stops it cleanly.
+SIGHUP (systemctl reload labgate) reads FILE again and applies what changed to the instruments without
+stopping the others or the sinks; an invalid file changes nothing and says why (log, status page, /healthz).`;
 
 export const command: Command = (args, io) => runGateway(args, io);
 
@@ -42,7 +44,8 @@ export async function runGateway(args: string[], io: CliIo, hooks: RunHooks = {}
   const faults = new ProcessFaults(errors);
   faults.install(process);
   const notifier = new SystemdNotifier({ env: io.env, pid: process.pid, log });
-  const gateway = new Gateway(config, { clock: systemClock, random: Math.random, log, processMetrics: true, faults, ...hooks.deps });
+  const gateway = new Gateway(config, { clock: systemClock, random: Math.random, log, processMetrics: true, faults, configFile: file, ...hooks.deps });
+  const reloads = reloadOnHangup(gateway, log);
   // Listening before start: a SIGTERM during start-up must take the clean path, not Node's default (death by signal).
   const signal = new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -58,12 +61,39 @@ export async function runGateway(args: string[], io: CliIo, hooks: RunHooks = {}
     return 1;
   }
   await notifier.ready('accepting results');
+  reloads.ready();
   hooks.afterReady?.();
   const stopWatchdog = notifier.startWatchdog(systemClock);
   log.info({ signal: await signal }, 'stopping');
   stopWatchdog();
   await notifier.stopping();
+  await reloads.stop();
   await gateway.stop();
   log.flush();
   return 0;
+}
+
+// SIGHUP reloads the configuration. Node's default for SIGHUP is to exit, so the handler is there from the start; a
+// SIGHUP before the gateway is ready is taken once it is, none after a stop began, and a reload in progress finishes
+// before the instruments stop.
+function reloadOnHangup(gateway: Gateway, log: Logger): { ready(): void; stop(): Promise<void> } {
+  let state: 'starting' | 'asked' | 'running' | 'stopping' = 'starting';
+  let last: Promise<unknown> = Promise.resolve();
+  const reload = (): void => {
+    last = gateway.reload().catch((err: unknown) => log.error({ err }, 'configuration reload failed (a bug); the instruments may be as before it'));
+  };
+  process.on('SIGHUP', () => {
+    if (state === 'running') reload();
+    else if (state === 'starting') state = 'asked';
+  });
+  return {
+    ready: () => {
+      if (state === 'asked') reload();
+      state = 'running';
+    },
+    stop: async () => {
+      state = 'stopping';
+      await last;
+    },
+  };
 }

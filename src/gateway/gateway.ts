@@ -4,6 +4,7 @@
 // after everything that writes to it. Recovery after a power cut needs no replay step: a capture and its results commit
 // in one transaction, so the store never holds a journaled-but-unprocessed message; only in-flight deliveries are
 // released.
+import type { ReloadPlan } from '../config/reload-plan.js';
 import type { Config, InstrumentConfig } from '../config/schema.js';
 import type { Clock } from '../clock.js';
 import type { DriverEvent } from '../runner-contract.js';
@@ -29,6 +30,7 @@ import type { IngestPort } from '../runner-contract.js';
 import { InstrumentSet } from './instrument-set.js';
 import { superviseInstrument, type InstrumentHandle } from './instruments.js';
 import { Lifecycle, type Part } from './lifecycle.js';
+import { ConfigReloader, type ReloadStatus } from './reload.js';
 import { buildSinks, enabledSinkNames, qcSinkNames } from './sinks.js';
 import { limsTokens, startTwoWay, type TwoWay } from './two-way.js';
 import { gatewayWeb } from './web.js';
@@ -52,6 +54,8 @@ export interface GatewayDeps {
   processMetrics?: boolean;
   /** Unhandled rejections of this process (labgate run installs it), shown on /healthz and /metrics. */
   faults?: ProcessFaults;
+  /** The file the configuration came from: reload() reads it again (labgate run's SIGHUP). */
+  configFile?: string;
 }
 
 /** One running gateway. */
@@ -74,18 +78,30 @@ export class Gateway {
   private sampler: BacklogSampler | undefined;
   private readonly lifecycle: Lifecycle;
   private readonly sinkHealthView: SinkHealthView;
+  private readonly reloader: ConfigReloader | undefined;
+  private running: Config;
   /** Loggers that summarize repeated lines; flushed at stop so their timers do not outlive the gateway. */
   private readonly summaries: LogSummary[] = [];
 
   constructor(
-    readonly config: Config,
+    config: Config,
     private readonly deps: GatewayDeps,
   ) {
+    this.running = config;
     this.metrics = new Metrics({ now: deps.clock.now, processMetrics: deps.processMetrics ?? false });
     deps.faults?.onRecord(() => this.metrics.unhandledError());
     this.lifecycle = new Lifecycle(deps.log);
     this.sinkHealthView = new SinkHealthView(() => this.drains, () => this.store?.outbox.counts() ?? [], deps.clock.now);
     this.instrumentSet = new InstrumentSet(() => this.config.instruments, (instrument) => this.superviseInstrument(instrument));
+    if (deps.configFile) {
+      const apply = (plan: ReloadPlan, next: Config): Promise<void> => this.applyReload(plan, next);
+      this.reloader = new ConfigReloader({ file: deps.configFile, current: () => this.config, apply, now: deps.clock.now, log: deps.log });
+    }
+  }
+
+  /** The configuration running now: the one given at start, or the last reload's. */
+  get config(): Config {
+    return this.running;
   }
 
   /** True while new messages may be committed (not shutting down, disk above its floor). */
@@ -123,6 +139,31 @@ export class Gateway {
     this.ready = false;
     await this.lifecycle.stop();
     this.deps.log.info({}, 'gateway stopped');
+  }
+
+  /** Reads the configuration file again and applies what changed (one reload at a time); needs deps.configFile. */
+  reload(): Promise<ReloadStatus> {
+    if (!this.reloader) return Promise.reject(new LabgateError('USAGE', 'this gateway was not started from a configuration file'));
+    return this.reloader.reload();
+  }
+
+  /** The last reload's outcome, or null before the first. */
+  reloadStatus(): ReloadStatus | null {
+    return this.reloader?.status() ?? null;
+  }
+
+  /**
+   * Applies a validated configuration while everything else runs: the removed and restarted instruments stop first
+   * (as on unplug, under the configuration they ran with), then the new configuration is the running one (a remapped
+   * instrument's next message reads it), then the restarted and added ones start.
+   */
+  async applyReload(plan: ReloadPlan, next: Config): Promise<void> {
+    const bound = bindInstruments(next, this.deps.decoders);
+    if (bound.kind === 'invalid') throw new LabgateError('CONFIG_INVALID', bound.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
+    await this.instrumentSet.apply(plan, () => {
+      this.running = next;
+      this.bound = bound.instruments;
+    });
   }
 
   /** Each sink's drain status beside its backlog, for health, the status page and metrics. */
@@ -164,7 +205,7 @@ export class Gateway {
   private superviseInstrument(instrument: InstrumentConfig): InstrumentHandle {
     const { deps } = this;
     return superviseInstrument(instrument, {
-      bound: this.bound,
+      bound: () => this.bound,
       ingest: this.ingest(),
       accepting: () => this.accepting(),
       clock: deps.clock,
@@ -252,6 +293,7 @@ export class Gateway {
       drains: () => (this.twoWay ? [...this.drains, this.twoWay.drain] : this.drains),
       bound: () => this.bound,
       retention: () => this.retention,
+      reload: () => this.reloadStatus(),
     });
     return this.web.start();
   }

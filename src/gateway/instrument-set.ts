@@ -1,5 +1,6 @@
 // The instruments as one part of the gateway whose members start and stop one at a time, so a configuration reload
 // can add, remove or restart one instrument without touching the others (ARCHITECTURE.md invariant 7).
+import type { ReloadPlan } from '../config/reload-plan.js';
 import type { InstrumentConfig } from '../config/schema.js';
 import type { InstrumentHandle } from './instruments.js';
 import type { Part } from './lifecycle.js';
@@ -43,6 +44,17 @@ export class InstrumentSet implements Part {
     return this.add(instrument);
   }
 
+  /**
+   * Applies a reload's instrument changes: the removed and restarted ones stop (each as on unplug), `swap` makes the
+   * new configuration the running one, then the restarted and added ones start. The others are not touched.
+   */
+  async apply(plan: Pick<ReloadPlan, 'added' | 'removed' | 'restarted'>, swap: () => void): Promise<void> {
+    const restarted = plan.restarted.map((r) => r.instrument);
+    await Promise.all([...plan.removed, ...restarted.map((i) => i.id)].map((id) => this.remove(id)));
+    swap();
+    for (const instrument of [...restarted, ...plan.added]) this.add(instrument);
+  }
+
   /** Stops every instrument at once. */
   async stop(): Promise<void> {
     const all = [...this.running.values()];
@@ -50,9 +62,10 @@ export class InstrumentSet implements Part {
     await stopped(all);
   }
 
-  /** The running instruments, in the order they started. */
+  /** The running instruments, in the configuration's order (a restarted one keeps its place on the page). */
   handles(): InstrumentHandle[] {
-    return [...this.running.values()];
+    const order = new Map(this.initial().map((i, n) => [i.id, n]));
+    return [...this.running.values()].sort((a, b) => (order.get(a.id) ?? Infinity) - (order.get(b.id) ?? Infinity));
   }
 }
 

@@ -32,7 +32,8 @@ export interface InstrumentHandle {
 }
 
 export interface InstrumentDeps {
-  bound: ReadonlyMap<string, BoundInstrument>;
+  /** The bound drivers and profiles as configured now (a reload replaces them). */
+  bound: () => ReadonlyMap<string, BoundInstrument>;
   ingest: IngestPort;
   accepting: () => boolean;
   clock: Clock;
@@ -57,8 +58,10 @@ export function superviseInstruments(config: Config, deps: InstrumentDeps): Inst
 export function superviseInstrument(instrument: InstrumentConfig, deps: InstrumentDeps): InstrumentHandle {
   const scope = detectionScope(instrument.transport);
   if (scope !== null && instrument.transport.kind === 'serial') return detecting(instrument, instrument.transport.path, scope, deps);
-  const bound = deps.bound.get(instrument.id);
+  const bound = deps.bound().get(instrument.id);
   if (!bound) throw new Error(`instrument ${instrument.id} has no bound driver`);
+  // Read at each message, so a reload's new mapping or clock zone reaches the next one without a new session.
+  const profile = (): BoundInstrument['profile'] => deps.bound().get(instrument.id)?.profile ?? bound.profile;
   const endpoint = endpointFor(instrument.transport, { createSerialPort: deps.createSerialPort });
   // One place for every line the instrument's runner and supervisor write: repeats under a flood are summarized.
   const log = new LogSummary(instrumentLogger(deps.log, instrument.id), deps.clock);
@@ -74,7 +77,10 @@ export function superviseInstrument(instrument: InstrumentConfig, deps: Instrume
     open: (signal) => endpoint.open(signal),
     attach: (transport) => {
       const runner = bound.driver.createRunner({
-        profile: bound.profile, transport, ingest: deps.ingest, accepting: deps.accepting, clock: deps.clock, log, onEvent, junk,
+        get profile() {
+          return profile();
+        },
+        transport, ingest: deps.ingest, accepting: deps.accepting, clock: deps.clock, log, onEvent, junk,
         ...(deps.orders ? { orders: deps.orders } : {}),
       });
       runner.start();

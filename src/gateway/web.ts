@@ -14,7 +14,7 @@ import type { Retention } from '../store/retention.js';
 import type { Store } from '../store/store.js';
 import type { PortStatus } from '../transport/supervisor.js';
 import type { SinkHealth } from '../delivery/sink-health.js';
-import { healthRoute } from '../web/health.js';
+import { healthRoute, type LastReload } from '../web/health.js';
 import { metricsRoute } from '../web/metrics.js';
 import { WebServer } from '../web/server.js';
 import { isLoopbackHost } from '../web/status/auth.js';
@@ -23,6 +23,7 @@ import { FileRevokedSessions } from '../web/status/revoked-sessions.js';
 import { statusPage } from '../web/status/routes.js';
 import type { StatusSource } from '../web/status/source.js';
 import { TokenFile } from '../web/status/token-file.js';
+import { reloadHealth, type ReloadStatus } from './reload.js';
 import { reprocessCapture } from './reprocess.js';
 import { twoWayInstruments } from './two-way.js';
 
@@ -43,6 +44,8 @@ export interface GatewayWebParts {
   drains: () => Drain[];
   bound: () => ReadonlyMap<string, BoundInstrument>;
   retention: () => Retention | undefined;
+  /** The last configuration reload's outcome (null before the first, or without a configuration file). */
+  reload?: () => ReloadStatus | null;
 }
 
 /** Builds the listener (not started). */
@@ -68,11 +71,17 @@ export function gatewayWeb(parts: GatewayWebParts): WebServer {
       instruments: parts.instruments,
       sinks: parts.sinkHealth,
       ...(parts.faults ? { unhandledErrors: () => parts.faults!.count } : {}),
+      ...(parts.reload ? { configuration: () => reloadHealth(parts.reload!()), lastReload: () => lastReload(parts.reload!()) } : {}),
       thresholds: config.alerts,
     }),
   );
   web.route(metricsRoute(parts.metrics));
   return web;
+}
+
+// /healthz names the last reload, applied or refused, so a technician's `curl` sees that the new file is running.
+function lastReload(status: ReloadStatus | null): LastReload | null {
+  return status === null ? null : { at: new Date(status.at).toISOString(), outcome: status.outcome, summary: status.summary };
 }
 
 // The page also says how rejected captures are bounded; the bound and its count live in retention, not in the store.
@@ -88,6 +97,7 @@ function statusSource(parts: GatewayWebParts): StatusSource {
     twoWay: twoWayInstruments(parts.config),
     wake: (sink) => parts.drains().find((d) => d.status().sink === sink)?.notify(),
     mappingOf: (id) => parts.bound().get(id)?.profile.mapping,
+    ...(parts.reload ? { reload: parts.reload } : {}),
     reprocess: (id, actor) => {
       const summary = reprocessCapture(store, parts.bound(), id, actor);
       if (summary.inserted > 0) notifyAll();

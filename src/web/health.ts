@@ -19,6 +19,16 @@ export interface HealthSnapshot {
   unhandledErrors?: number;
   /** What a person must do about the configuration file (a reload refused, changes waiting for a restart). */
   configuration?: string[];
+  /** The last configuration reload, applied or refused (null before the first). */
+  lastReload?: LastReload | null;
+}
+
+/** What /healthz says of the last configuration reload (`systemctl reload labgate`). */
+export interface LastReload {
+  /** ISO 8601, UTC. */
+  at: string;
+  outcome: 'applied' | 'refused';
+  summary: string;
 }
 
 export interface AlertThresholds {
@@ -33,6 +43,7 @@ export interface HealthReport {
   instruments: PortStatus[];
   sinks: SinkHealth[];
   disk?: DiskStatus;
+  lastReload?: LastReload;
 }
 
 /** Providers the composition root injects; each is called once per request. */
@@ -44,6 +55,7 @@ export interface HealthSources {
   sinks: () => SinkHealth[];
   unhandledErrors?: () => number;
   configuration?: () => string[];
+  lastReload?: () => LastReload | null;
   thresholds: AlertThresholds;
 }
 
@@ -76,6 +88,7 @@ export function evaluateHealth(snapshot: HealthSnapshot, thresholds: AlertThresh
   const status: HealthStatus = failing.length ? 'failing' : degraded.length ? 'degraded' : 'ok';
   const report: HealthReport = { status, reasons: [...failing, ...degraded], instruments: snapshot.instruments, sinks: snapshot.sinks };
   if (snapshot.disk) report.disk = snapshot.disk;
+  if (snapshot.lastReload) report.lastReload = snapshot.lastReload;
   return report;
 }
 
@@ -99,6 +112,7 @@ export function collectHealth(sources: HealthSources): HealthReport {
   const disk = sources.disk && safe('disk', sources.disk, undefined, failures);
   if (sources.unhandledErrors) snapshot.unhandledErrors = sources.unhandledErrors();
   if (sources.configuration) snapshot.configuration = safe('configuration', sources.configuration, [], failures);
+  if (sources.lastReload) snapshot.lastReload = safe('configuration', sources.lastReload, null, failures);
   if (disk) snapshot.disk = disk;
   const report = evaluateHealth(snapshot, sources.thresholds);
   if (failures.length) return { ...report, status: 'failing', reasons: [...failures, ...report.reasons] };

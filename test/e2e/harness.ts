@@ -293,6 +293,12 @@ export class GatewayChild {
     return exit;
   }
 
+  /** Sends `signal` without waiting for anything (SIGHUP: reload the configuration). */
+  signal(signal: NodeJS.Signals): void {
+    if (!this.child || !this.running) throw new Error('the gateway is not running');
+    this.child.kill(signal);
+  }
+
   /** Cleanup: SIGKILLs the child if it still runs. */
   async stopIfRunning(): Promise<void> {
     if (this.running) await this.kill('SIGKILL');

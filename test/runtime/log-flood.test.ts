@@ -40,7 +40,7 @@ describe('an instrument flooding the gateway with bad frames', () => {
     const log = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string; level: number }) } });
     const events: DriverEvent[] = [];
     const [handle] = superviseInstruments(parsed.config, {
-      bound: bound.instruments, ingest: () => ({ kind: 'unavailable', reason: 'test' }), accepting: () => true,
+      bound: () => bound.instruments, ingest: () => ({ kind: 'unavailable', reason: 'test' }), accepting: () => true,
       clock: systemClock, random: () => 0.5, log, metrics: new Metrics({ now: () => Date.now() }), onEvent: (_i, e) => void events.push(e),
     });
     cleanups.push(async () => {

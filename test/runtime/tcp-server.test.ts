@@ -192,7 +192,7 @@ describe('refused connections on a configured instrument', () => {
     const log = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) } });
     const metrics = new Metrics({ now: () => Date.now() });
     const [handle] = superviseInstruments(config, {
-      bound: bound.instruments, ingest: () => ({ kind: 'unavailable', reason: 'test' }), accepting: () => true,
+      bound: () => bound.instruments, ingest: () => ({ kind: 'unavailable', reason: 'test' }), accepting: () => true,
       clock: systemClock, random: () => 0.5, log, metrics,
     });
     cleanups.push(async () => {
