@@ -2,13 +2,14 @@
 // what the decoder made of them, the decoder runs inside a guard (a decoder that throws is a bug, and its message is
 // journaled raw and rejected with the error's name, never lost: ARCHITECTURE.md invariant 2), the commit's outcome is
 // what the runner answers the analyzer with (invariant 1: an acknowledgment only after the commit that holds the
-// message), and the runner's events and log lines say the same thing in the same words whatever the protocol.
+// message, alone or with the messages that completed during the previous commit), and the runner's events and log
+// lines say the same thing in the same words whatever the protocol.
 //
 // The outcome reaches the runner as a continuation ("commit it, then run this"): at once when the port answers at
-// once (today's store commits synchronously), later when it answers with a promise. A port that gathers the
-// messages completing while one transaction runs and answers each after the commit that holds it (group commit)
-// therefore fits behind the same call without a runner changing; each runner takes its next message only after the
-// outcome of the one before, so answers keep the order of arrival.
+// once (a test's port, a refusal), later when it answers with a promise. The gateway's port is a group commit
+// (store/group-commit.ts): it gathers the messages of every instrument completing while one commit is made durable
+// and answers each after the commit that holds it; each runner takes its next message only after the outcome of
+// the one before, so answers keep the order of arrival.
 import type { DecodedMessage, IngestSummary, Protocol } from './message.js';
 import { JunkSampler } from './junk-sampler.js';
 import type { DriverContext, IngestOutcome } from './runner-contract.js';

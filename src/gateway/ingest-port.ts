@@ -1,7 +1,9 @@
-// From the store's ingest (which throws on a full disk or an I/O error) to the drivers' typed IngestPort.
-// ARCHITECTURE.md invariant 1: `committed` is returned only after the transaction is durable; anything else
-// makes the driver refuse the message (NAK / AR) so the analyzer keeps it.
+// From the store's group commit (store/group-commit.ts) to the drivers' typed IngestPort.
+// ARCHITECTURE.md invariant 1: `committed` is answered only after the transaction that holds the message (alone or
+// with the messages that completed during the previous commit) is durable; anything else makes the driver refuse
+// the message (NAK / AR) so the analyzer keeps it.
 import type { IngestPort } from '../runner-contract.js';
+import { GroupCommit } from '../store/group-commit.js';
 import type { Store } from '../store/store.js';
 
 export interface IngestPortOptions {
@@ -13,22 +15,24 @@ export interface IngestPortOptions {
   log: { error(obj: object, msg?: string): void };
   /** Test-only fault hook, run synchronously just before the commit (the kill-between-receipt-and-commit tests). */
   beforeCommit?: () => void;
+  /** The committer; default one of its own on `store`. */
+  group?: GroupCommit;
 }
 
-/** Builds the one IngestPort every driver runner commits through. */
+/** Builds the one IngestPort every driver runner commits through: one group commit shared by every instrument. */
 export function createIngestPort(options: IngestPortOptions): IngestPort {
-  return (message) => {
+  const group = options.group ?? new GroupCommit(options.store);
+  return async (message) => {
     if (!options.accepting()) return { kind: 'unavailable', reason: 'the gateway is not accepting messages now' };
-    try {
-      options.beforeCommit?.();
-      const summary = options.store.ingest(message);
-      if (summary.inserted > 0) options.onCommitted();
-      return { kind: 'committed', summary, rejections: message.rejections };
-    } catch (err) {
-      const reason = describeStoreError(err);
-      options.log.error({ instrument: message.capture.instrumentId, reason }, 'commit failed; the analyzer keeps the message');
-      return { kind: 'unavailable', reason };
+    options.beforeCommit?.();
+    const outcome = await group.commit(message);
+    if (outcome.kind === 'committed') {
+      if (outcome.summary.inserted > 0) options.onCommitted();
+      return { kind: 'committed', summary: outcome.summary, rejections: message.rejections };
     }
+    const reason = describeStoreError(outcome.error);
+    options.log.error({ instrument: message.capture.instrumentId, reason }, 'commit failed; the analyzer keeps the message');
+    return { kind: 'unavailable', reason };
   };
 }
 

@@ -14,7 +14,8 @@ export function openDatabase(path: string, busyTimeoutMs: number): Database.Data
     // Only takes effect before the first table exists; retention relies on incremental vacuum later.
     db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
-    // FULL: a commit is on disk before ingest returns, so the driver's ACK is never ahead of the data (invariant 1).
+    // FULL: a commit is on disk before it returns. A group commit alone runs NORMAL and fsyncs the WAL itself, off the
+    // event loop, before any acknowledgment (group-commit.ts): the driver's ACK is never ahead of the data (invariant 1).
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     // 4 MiB of page cache instead of SQLite's 16 MiB default (per connection): with a million-row backlog the

@@ -1,7 +1,8 @@
 // The store's layout: what each table holds and the rules that tie them together. Every module of the store (and
 // every test that reads the database) takes the id scheme, the states and the audit writer from here.
 //
-// labgate.db is one SQLite database in WAL mode with synchronous=FULL: a transaction that returned is on the disk.
+// labgate.db is one SQLite database in WAL mode with synchronous=FULL: a transaction that returned is on the disk,
+// except a group commit's (group-commit.ts), which is on the disk once the WAL fsync that follows it has returned.
 //   captures   the raw journal: every message exactly as received, accepted or rejected with its reasons
 //              (ARCHITECTURE.md invariant 2); retention prunes it by id, which follows receipt.
 //   results    one row per dedup key and result time: the keyed result, its payload (the JSON every sink is sent)

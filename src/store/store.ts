@@ -1,7 +1,10 @@
 // The store: the only owner of SQLite.
 // Durability rules (kept by every method): WAL, synchronous=FULL, every write is one synchronous
 // db.transaction with no await inside, statements prepared once. One writer per data directory (lock.ts).
+// The one exception is ingestGroup: its transaction commits without waiting for fsync, and its only caller
+// (group-commit.ts) fsyncs the WAL before answering any message in it, off the event loop.
 // A write may throw (disk full, I/O error); its transaction is then rolled back whole and the store stays usable.
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { LabgateError } from '../errors.js';
@@ -82,6 +85,7 @@ export class Store {
   private readonly ingestTx: Database.Transaction<
     (capture: Capture, rawSha256: string, valid: KeyedResult[], rejections: Rejection[], now: number) => IngestSummary
   >;
+  private readonly groupTx: Database.Transaction<(messages: readonly InboundMessage[]) => (IngestSummary | Error)[]>;
   private readonly reprocessTx: Database.Transaction<
     (captureId: number, valid: KeyedResult[], rejections: Rejection[], actor: string, now: number) => IngestSummary
   >;
@@ -102,6 +106,7 @@ export class Store {
     this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) =>
       this.commitMessage(capture, rawSha256, valid, rejections, now),
     );
+    this.groupTx = db.transaction((messages) => messages.map((message) => this.ingestSaved(message)));
     this.reprocessTx = db.transaction((captureId, valid, rejections, actor, now) =>
       this.commitReprocess(captureId, valid, rejections, actor, now),
     );
@@ -119,6 +124,35 @@ export class Store {
     const { valid, invalid } = validateResults(message.results);
     const rejections = invalid.length > 0 ? [...message.rejections, ...invalid] : message.rejections;
     return this.ingestTx.immediate(message.capture, sha256Hex(message.capture.raw), valid, rejections, now);
+  }
+
+  /**
+   * Commits `messages` in ONE transaction, each in its own savepoint: a message whose statements fail is rolled back
+   * alone and comes back as its Error, the others commit. The commit does not wait for fsync (synchronous=NORMAL for
+   * this transaction only): nothing in it is durable until the caller's syncWal() resolves, and no message may be
+   * answered before. Throws when the transaction as a whole fails; then none of it is stored.
+   */
+  ingestGroup(messages: readonly InboundMessage[]): (IngestSummary | Error)[] {
+    const level = this.db.pragma('synchronous', { simple: true }) as number;
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      return this.groupTx.immediate(messages);
+    } finally {
+      this.db.pragma(`synchronous = ${level}`);
+    }
+  }
+
+  /**
+   * Makes everything committed so far durable: fsync of the WAL file, on libuv's thread pool so the event loop keeps
+   * running. Linux flushes a file's data whichever descriptor asks, so a descriptor of our own flushes SQLite's writes.
+   */
+  async syncWal(): Promise<void> {
+    const wal = await open(`${this.db.name}-wal`, 'r');
+    try {
+      await wal.sync();
+    } finally {
+      await wal.close();
+    }
   }
 
   /** Re-ingests a rejected capture decoded again (after a configuration fix), under the same rules, counting nothing twice. */
@@ -202,6 +236,17 @@ export class Store {
   close(): void {
     this.db.close();
     this.lock?.release();
+  }
+
+  // One message of a group, inside its savepoint (a db.transaction called within another is a SAVEPOINT). An error
+  // that SQLite answers by rolling back the whole transaction (disk full, I/O error) ends the group: rethrown.
+  private ingestSaved(message: InboundMessage): IngestSummary | Error {
+    try {
+      return this.ingest(message);
+    } catch (err) {
+      if (!this.db.inTransaction) throw err;
+      return err instanceof Error ? err : new Error(String(err));
+    }
   }
 
   private commitMessage(
