@@ -10,6 +10,8 @@
 //   fsync flushes every byte SQLite wrote to the WAL before it began, on any descriptor (fsync is per file). A power
 //   cut before it returns loses at most groups nobody was answered for; SQLite's NORMAL mode keeps the database
 //   consistent (checkpoints and WAL restarts are synced), so a group is whole or absent.
+// - Nothing of a group is offered to a sink before its fsync has returned (the outbox holds its ids out of claims):
+//   a power cut could otherwise take back from the gateway a result a sink already holds.
 // - One fsync at a time: while it runs, completing messages queue; the next group is everything queued. A lone
 //   message is committed in the same tick it completes: nothing ever waits on a timer to be grouped.
 // - A message that fails its own statements is rolled back to its savepoint and refused alone; a failure of the

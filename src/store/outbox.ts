@@ -12,18 +12,23 @@ import { AuditLog, claimedPayloadIs, resultIdSql } from './layout.js';
 import { OutboxOperator } from './outbox-operator.js';
 
 // No alias for outbox: the plans read `SEARCH outbox USING INDEX outbox_due` (test/delivery/outbox.test.ts).
+// The ids BETWEEN the two parameters after the in-flight ones are a group commit's whose fsync has not returned yet.
 const DUE = `WHERE outbox.sink = ? AND outbox.state = 'pending' AND outbox.next_attempt_at <= ?
-  AND outbox.id NOT IN (SELECT value FROM json_each(?)) ORDER BY outbox.next_attempt_at, outbox.id LIMIT ?`;
+  AND outbox.id NOT IN (SELECT value FROM json_each(?)) AND outbox.id NOT BETWEEN ? AND ?
+  ORDER BY outbox.next_attempt_at, outbox.id LIMIT ?`;
 // CROSS JOIN keeps the outbox outer (SQLite never reorders it): the due rows come off outbox_due, each result by rowid.
 const ROW_COLUMNS = `outbox.id, outbox.sink, outbox.dedup_key, r.record_id, outbox.attempts, outbox.etag, r.payload, r.payload_sha256`;
 type RawRow = [number, string, string, string, number, string | null, string, string];
 
-/** The claim query (exported so a test can EXPLAIN it): parameters sink, now, JSON array of in-flight ids, limit. */
+/** The claim query (exported so a test can EXPLAIN it): parameters sink, now, JSON array of in-flight ids, the unsynced range, limit. */
 export const CLAIM_SQL = `SELECT ${ROW_COLUMNS} FROM outbox CROSS JOIN results r ON r.id = ${resultIdSql('outbox.id')} ${DUE}`;
 
 /** Outbox operations on the store's one SQLite connection. */
 export class Outbox extends OutboxOperator {
   private readonly inFlight = new Map<string, Set<number>>();
+  // Nothing is sent before it is durable: a group commit's rows stay out of every claim until its fsync has returned,
+  // or a power cut could take back from the gateway a result a sink already holds.
+  private unsynced: readonly [number, number] = [0, -1];
   private readonly due: Database.Statement;
   private readonly dueAt: Database.Statement;
   private readonly record: (sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => void;
@@ -59,7 +64,7 @@ export class Outbox extends OutboxOperator {
   /** Up to `limit` pending rows of `sink` due now and not already in flight, oldest due first; they stay in flight until recorded or released. */
   claimDue(sink: string, limit: number): OutboxRow[] {
     const flying = this.flying(sink);
-    const raw = this.due.all(sink, this.now(), JSON.stringify([...flying]), limit) as RawRow[];
+    const raw = this.due.all(sink, this.now(), JSON.stringify([...flying]), ...this.unsynced, limit) as RawRow[];
     return raw.map(([id, rowSink, dedupKey, recordId, attempts, etag, payload, payloadSha256]) => {
       flying.add(id);
       return { id, sink: rowSink, dedupKey, recordId, attempts, etag, payload, payloadSha256 };
@@ -95,8 +100,13 @@ export class Outbox extends OutboxOperator {
 
   /** Earliest next_attempt_at of a pending row of `sink` that is not in flight, or null when none is. */
   nextDueAt(sink: string): number | null {
-    const at = this.dueAt.get(sink, Number.MAX_SAFE_INTEGER, JSON.stringify([...this.flying(sink)]), 1) as number | undefined;
+    const at = this.dueAt.get(sink, Number.MAX_SAFE_INTEGER, JSON.stringify([...this.flying(sink)]), ...this.unsynced, 1) as number | undefined;
     return at ?? null;
+  }
+
+  /** Keeps the rows with ids `from`..`to` out of claims (a group committed, not yet fsynced); null lets them in. */
+  holdUnsynced(range: readonly [number, number] | null): void {
+    this.unsynced = range ?? [0, -1];
   }
 
   /** Forgets every in-flight claim (after the drains have stopped); the rows are due again as they were. */

@@ -19,6 +19,7 @@ import { ResultWriter, validateResults } from './ingest.js';
 import { SinkFigures, type BacklogSample, type SinkHour } from './sink-figures.js';
 import { InstrumentCodes, type CodeSeen } from './instrument-codes.js';
 import { InstrumentDays, type HourFigures, type InstrumentFigures } from './instrument-days.js';
+import { outboxRangeOf } from './layout.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
@@ -85,6 +86,7 @@ export class Store {
   private readonly ingestTx: Database.Transaction<
     (capture: Capture, rawSha256: string, valid: KeyedResult[], rejections: Rejection[], now: number) => IngestSummary
   >;
+  private readonly lastResultId: Database.Statement;
   private readonly groupTx: Database.Transaction<(messages: readonly InboundMessage[]) => (IngestSummary | Error)[]>;
   private readonly reprocessTx: Database.Transaction<
     (captureId: number, valid: KeyedResult[], rejections: Rejection[], actor: string, now: number) => IngestSummary
@@ -106,6 +108,7 @@ export class Store {
     this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) =>
       this.commitMessage(capture, rawSha256, valid, rejections, now),
     );
+    this.lastResultId = db.prepare('SELECT COALESCE(MAX(id), 0) FROM results').pluck();
     this.groupTx = db.transaction((messages) => messages.map((message) => this.ingestSaved(message)));
     this.reprocessTx = db.transaction((captureId, valid, rejections, actor, now) =>
       this.commitReprocess(captureId, valid, rejections, actor, now),
@@ -135,23 +138,33 @@ export class Store {
   ingestGroup(messages: readonly InboundMessage[]): (IngestSummary | Error)[] {
     const level = this.db.pragma('synchronous', { simple: true }) as number;
     this.db.pragma('synchronous = NORMAL');
+    const before = this.lastResultId.get() as number;
     try {
       return this.groupTx.immediate(messages);
     } finally {
       this.db.pragma(`synchronous = ${level}`);
+      const after = this.lastResultId.get() as number;
+      // Only this group's new results have ids above `before` (one writer, ids grow): none is sent before syncWal.
+      if (after > before) this.outbox.holdUnsynced([outboxRangeOf(before + 1)[0], outboxRangeOf(after)[1]]);
     }
   }
 
   /**
    * Makes everything committed so far durable: fsync of the WAL file, on libuv's thread pool so the event loop keeps
    * running. Linux flushes a file's data whichever descriptor asks, so a descriptor of our own flushes SQLite's writes.
+   * Then lets the drains claim the last group's rows.
    */
   async syncWal(): Promise<void> {
-    const wal = await open(`${this.db.name}-wal`, 'r');
     try {
-      await wal.sync();
+      const wal = await open(`${this.db.name}-wal`, 'r');
+      try {
+        await wal.sync();
+      } finally {
+        await wal.close();
+      }
     } finally {
-      await wal.close();
+      // Durable, or refused: either way the sinks may have the group's rows now (a refused message is sent again).
+      this.outbox.holdUnsynced(null);
     }
   }
 

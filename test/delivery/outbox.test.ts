@@ -15,7 +15,7 @@ const results = (n: number, from = 0) => Array.from({ length: n }, (_, i) => sam
 
 describe('outbox', () => {
   it('claims through the partial index outbox_due, never scanning the backlog', () => {
-    const plan = s.db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_SQL}`).all('postgres', 0, '[1,2]', 10) as { detail: string }[];
+    const plan = s.db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_SQL}`).all('postgres', 0, '[1,2]', 100, 200, 10) as { detail: string }[];
     expect(plan.map((p) => p.detail).join('\n')).toMatch(/SEARCH outbox USING INDEX outbox_due \(sink=\? AND next_attempt_at<\?\)/);
     expect(plan.map((p) => p.detail).join('\n')).not.toMatch(/TEMP B-TREE|SCAN outbox/);
   });

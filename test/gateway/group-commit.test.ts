@@ -100,12 +100,17 @@ describe('group commit across instruments', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     r.analyzers.slice(1).forEach((h, k) => h.transport.emitData(session(`S${k + 1}`)));
     await new Promise((resolve) => setTimeout(resolve, 20));
-    // Nothing answered while the first fsync has not returned, not even the first message.
+    // Nothing answered while the first fsync has not returned, not even the first message, and nothing of it is
+    // offered to a sink: committed is not yet durable.
     expect(r.answers.map((a) => a.length)).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
+    expect(r.store.db.prepare('SELECT COUNT(*) FROM outbox').pluck().get()).toBe(2);
+    expect(r.store.outbox.nextDueAt('postgres')).toBeNull();
+    expect(r.store.outbox.claimDue('lims', 10)).toEqual([]);
     slow = false;
     release();
     await r.answered(2);
     expect(r.group.figures()).toEqual({ commits: 2, messages: 8 });
+    expect(r.store.outbox.claimDue('postgres', 100)).toHaveLength(8);
     expect(r.answers.every((a) => a[1]!.byte === ACK && a[1]!.stored)).toBe(true);
   });
 
@@ -126,7 +131,8 @@ describe('group commit across instruments', () => {
   });
 
   it('an fsync that fails refuses the whole group: every analyzer keeps its message', async () => {
-    const r = rig(4, async () => {
+    const r = rig(4, async (store) => {
+      await store.syncWal();
       throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
     });
     r.analyzers.forEach((h, k) => h.transport.emitData(session(`S${k}`)));
