@@ -1,17 +1,14 @@
 // The day at a glance and the onboarding aids in headless Chromium on the 800×480 touchscreen: the charts fit two to a
-// row without sideways scrolling, their text is at least 11 pixels high, every hour has its bar; the detected settings
-// and the codes seen read on the same screen. With LABGATE_SCREENSHOTS=1 it saves docs/day-at-a-glance-touch.png and
-// docs/onboarding-touch.png (ordinary runs leave the tracked screenshots alone).
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// row without sideways scrolling, their text is at least 11 pixels high, every hour has its bar; the detected settings,
+// the codes seen and the reload banner read on the same screen. With LABGATE_SCREENSHOTS=1 it saves the onboarding
+// walk-through's screenshots to docs/ (screenshots.ts; ordinary runs leave the tracked screenshots alone).
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeSharedBrowser, sharedBrowser } from './chromium.js';
 import { startHarness, type Harness } from './harness.js';
-import { dayState, onboardingState } from './scenes.js';
+import { dayState, onboardingState, reloadedState } from './scenes.js';
+import { screenshot } from './screenshots.js';
 
-const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
-const shots = process.env.LABGATE_SCREENSHOTS === '1';
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -27,12 +24,6 @@ async function touchscreen(scene: (h: Harness) => void): Promise<Page> {
   const page = await context.newPage();
   expect((await page.goto(h.base + '/'))?.status()).toBe(200);
   return page;
-}
-
-async function shoot(page: Page, name: string): Promise<void> {
-  if (!shots) return;
-  mkdirSync(DOCS, { recursive: true });
-  await page.screenshot({ path: `${DOCS}${name}` });
 }
 
 describe('the day at a glance on the 800×480 touchscreen', () => {
@@ -51,7 +42,7 @@ describe('the day at a glance on the 800×480 touchscreen', () => {
     const tickHeights = await page.locator('#day svg.chart text.tick').evaluateAll((texts) => texts.map((t) => t.getBoundingClientRect().height));
     expect(Math.min(...tickHeights)).toBeGreaterThanOrEqual(11);
     await page.evaluate("document.querySelector('#day').scrollIntoView()");
-    await shoot(page, 'day-at-a-glance-touch.png');
+    await screenshot(page, 'day-at-a-glance-touch.png');
   });
 
   it('shows the detected settings to copy and the codes that need a mapping', async () => {
@@ -61,8 +52,22 @@ describe('the day at a glance on the 800×480 touchscreen', () => {
     expect(await page.innerText('pre[data-mapping-lines="urine1"]')).toBe('- { code: "PRO", loinc: "", unit: "mg/dL" }\n- { code: "UBG", loinc: "", unit: "mg/dL" }');
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(800);
     await page.evaluate("document.querySelector('#instrument-chem2').scrollIntoView()");
-    await shoot(page, 'onboarding-touch.png');
+    await screenshot(page, 'onboarding-touch.png');
     await page.evaluate("document.querySelector('#codes-seen').scrollIntoView()");
-    await shoot(page, 'codes-seen-touch.png');
+    await screenshot(page, 'codes-seen-touch.png');
+  });
+
+  it('says on top of the page that the reload was applied, with the restarted instrument connected and its first result in', async () => {
+    const page = await touchscreen(reloadedState);
+    const banner = await page.locator('#reload').boundingBox();
+    expect(banner!.y + banner!.height, 'the banner is on the first screen').toBeLessThanOrEqual(480);
+    expect(await page.innerText('#reload')).toMatch(/^Configuration reloaded 1 min ago: chem2 restarted \(transport changed\); urine1: the new mapping from its next message\.$/);
+    expect(await page.getAttribute('#reload', 'data-reload')).toBe('applied');
+    expect(await page.getAttribute('[data-instrument="chem2"] [data-lamp]', 'data-lamp')).toBe('green');
+    expect(await page.locator('[data-instrument="chem2"] .finding').count(), 'detection is over').toBe(0);
+    expect(await page.locator('#results tr', { hasText: 'A26-0112' }).count()).toBe(2);
+    expect(await page.locator('pre[data-mapping-lines="urine1"]').count(), 'no code needs a mapping').toBe(0);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(800);
+    await screenshot(page, 'reload-touch.png');
   });
 });

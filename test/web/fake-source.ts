@@ -9,6 +9,7 @@ import type {
   InstrumentCodesView,
   InstrumentView,
   RejectedCaptureView,
+  ReloadView,
   ResultFields,
   ResultView,
   SinkView,
@@ -81,6 +82,7 @@ export class FakeStatusSource implements StatusSource {
     rejectedCaptures: RejectedCaptureView[];
     day?: DayView;
     codesSeen?: InstrumentCodesView[];
+    reload?: ReloadView;
   };
 
   constructor(private readonly now: () => number) {
@@ -90,7 +92,7 @@ export class FakeStatusSource implements StatusSource {
   snapshot(): StatusSnapshot {
     const s = structuredClone(this.state);
     const sinks = s.sinks.map((k) => ({ ...k, dead: s.deadLetters.filter((d) => d.sink === k.sink).length }));
-    const extra = { ...(s.day ? { day: s.day } : {}), ...(s.codesSeen ? { codesSeen: s.codesSeen } : {}) };
+    const extra = { ...(s.day ? { day: s.day } : {}), ...(s.codesSeen ? { codesSeen: s.codesSeen } : {}), ...(s.reload ? { reload: s.reload } : {}) };
     return { gatewayId: s.gatewayId, now: this.now(), instruments: s.instruments, sinks, recentResults: s.results, deadLetters: s.deadLetters, conflicts: s.conflicts, rejectedCaptures: s.rejectedCaptures, ...extra };
   }
 

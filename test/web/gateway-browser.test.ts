@@ -5,10 +5,10 @@
 // delivered, the cable pulled and the instrument red with its reason. A gateway on a non-loopback address
 // (0.0.0.0, reached through 127.0.0.1) refuses every page and action without the token and works after login.
 // Only the LIMS sink runs (no PostgreSQL), so the file is fast and independent of the database.
-// Fails, never skips, when socat or Chromium is missing. Saves docs/status-page-live.png for the README.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// Fails, never skips, when socat or Chromium is missing. With LABGATE_SCREENSHOTS=1 it saves docs/status-page-live.png
+// for the README (screenshots.ts).
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -19,8 +19,8 @@ import { astmCodes, astmInstrument, astmMessage } from '../e2e/analyzers.js';
 import { Cable, freePort, GatewayChild, requireSocat, scratch, startLims, until, writeConfig, type LimsChild } from '../e2e/harness.js';
 import { readStore } from '../e2e/store-view.js';
 import { closeSharedBrowser, sharedBrowser } from './chromium.js';
+import { screenshot } from './screenshots.js';
 
-const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
 const TOKEN = 'e2e-status-page-token-4b1d9e7c';
 /** The page polls every 2 s and a snapshot serves 2 s: a change shows within about 4 s. */
 const LIVE_MS = 10_000;
@@ -131,8 +131,7 @@ describe('the status page of a running labgate, in Chromium', () => {
     expect(await lims.recordStatus(deadId)).toBe(200);
     expect(readStore(gateway.dataDir).outbox.filter((o) => o.state !== 'sent')).toEqual([]);
     expect(auditOf(dir, 'dead-letter-retry')).toEqual([{ actor: 'web-local', subject: deadKey }]);
-    mkdirSync(DOCS, { recursive: true });
-    await page.screenshot({ path: `${DOCS}status-page-live.png`, fullPage: true });
+    await screenshot(page, 'status-page-live.png', { fullPage: true });
 
     // The cable is pulled: the instrument turns red with the reason, live, and the headline says so.
     await cable.unplug();

@@ -119,3 +119,23 @@ export function onboardingState(h: Harness): void {
   ] }];
   h.source.state.rejectedCaptures.push({ id: 14, instrumentId: 'urine1', protocol: 'astm', receivedAt: now - 60_000, reasons: [{ reason: "unmapped test code 'PRO'", analyzerCode: 'PRO', accession: 'A26-0107' }, { reason: "unmapped test code 'UBG'", analyzerCode: 'UBG', accession: 'A26-0107' }] });
 }
+
+/**
+ * The same two analyzers a minute after `systemctl reload labgate`: chem2 runs with the detected settings copied in
+ * and sent its first result; urine1's codes are mapped, and the message its old mapping refused waits for Reprocess.
+ */
+export function reloadedState(h: Harness): void {
+  onboardingState(h);
+  const now = h.clock.now;
+  h.source.state.reload = { at: now - 60_000, outcome: 'applied', summary: 'chem2 restarted (transport changed); urine1: the new mapping from its next message', problems: [], waitingForRestart: [] };
+  const chem2 = h.source.state.instruments.find((i) => i.id === 'chem2')!;
+  delete chem2.detection;
+  Object.assign(chem2, { since: now - 58_000, lastByteAt: now - 20_000, lastMessageAt: now - 20_000, messagesToday: 1, resultsToday: 2 });
+  for (const [loinc, code, valueText] of [['2345-7', 'GLU', '6.1'], ['2823-3', 'K', '4.4']] as const) {
+    const r = h.source.addResult('A26-0112', { instrumentId: 'chem2', loinc, analyzerCode: code, valueText, unit: 'mmol/L', resultedAt: new Date(now - 20_000).toISOString().slice(0, 19) + '+00:00' });
+    h.source.setDelivery(r.dedupKey, 'postgres', 'sent');
+    h.source.setDelivery(r.dedupKey, 'lims', 'sent');
+  }
+  const urine = h.source.state.codesSeen![0]!;
+  urine.codes = urine.codes.map((c) => ({ ...c, loinc: c.loinc ?? (c.code === 'PRO' ? '2888-6' : '13658-0'), problem: null }));
+}

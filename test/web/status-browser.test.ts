@@ -1,16 +1,15 @@
 // The status page in headless Chromium (Debian's chromium via playwright-core): it shows instruments and results,
 // follows the source live without a reload, retries a dead letter from the page, works without JavaScript, and
-// refuses everything on a protected listener without the token. Saves the README's screenshots to docs/.
+// refuses everything on a protected listener without the token. With LABGATE_SCREENSHOTS=1 it saves the README's
+// screenshots to docs/ (screenshots.ts).
 // These tests fail, never skip, when Chromium is missing: CI must install it (`apt-get install chromium`).
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeSharedBrowser, sharedBrowser } from './chromium.js';
 import { startHarness, TOKEN, type Harness } from './harness.js';
 import { errorState, healthyState } from './scenes.js';
+import { screenshot } from './screenshots.js';
 
-const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
 const harnesses: Harness[] = [];
 const contexts: BrowserContext[] = [];
 
@@ -21,7 +20,6 @@ afterEach(async () => {
 });
 
 async function newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
-  mkdirSync(DOCS, { recursive: true });
   const context = await (await sharedBrowser()).newContext(options);
   contexts.push(context);
   return context;
@@ -53,7 +51,7 @@ describe('status page in Chromium', () => {
     const page = await open(h);
     expect(await page.getAttribute('[data-instrument="chem1"] [data-lamp]', 'data-lamp')).toBe('green');
     expect(await page.innerText('#results')).toContain('A26-0001');
-    await page.screenshot({ path: `${DOCS}status-page.png`, fullPage: true });
+    await screenshot(page, 'status-page.png', { fullPage: true });
     await page.evaluate('window.notReloaded = true');
 
     const chem1 = h.source.state.instruments.find((i) => i.id === 'chem1')!;
@@ -63,7 +61,7 @@ describe('status page in Chromium', () => {
     expect(await page.innerText('[data-instrument="chem1"] .reason')).toBe('EIO: input/output error (cable unplugged?)');
     await until(page, '#results tr[data-key="key-A26-0099"]');
     expect(await page.getAttribute('#summary [data-lamp]', 'data-lamp')).toBe('red');
-    await page.screenshot({ path: `${DOCS}status-page-unplugged.png` });
+    await screenshot(page, 'status-page-unplugged.png');
     expect(await page.evaluate('window.notReloaded')).toBe(true);
   });
 
@@ -89,7 +87,7 @@ describe('status page in Chromium', () => {
     errorState(h);
     const page = await open(h, { width: 800, height: 480 }, false);
     expect(await page.innerText('[data-instrument="urine1"] .reason')).toContain('device not available');
-    await page.screenshot({ path: `${DOCS}status-page-touch.png` });
+    await screenshot(page, 'status-page-touch.png');
     const width = await page.evaluate('document.documentElement.scrollWidth');
     expect(width).toBeLessThanOrEqual(800);
     await page.click('[data-conflict="3"] button:has-text("Keep stored")');
@@ -104,7 +102,7 @@ describe('status page in Chromium', () => {
     const page = await open(h);
     expect(await page.getAttribute('[data-sink="lims"] [data-lamp]', 'data-lamp')).toBe('red');
     expect(await page.locator('[data-conflict="3"] tr.differs').count()).toBe(1);
-    await page.screenshot({ path: `${DOCS}status-page-error.png`, fullPage: true });
+    await screenshot(page, 'status-page-error.png', { fullPage: true });
 
     page.once('dialog', (dialog) => void dialog.dismiss());
     await page.click('[data-conflict="3"] button:has-text("Forward new as correction")');
