@@ -13,6 +13,7 @@ import { sha256Hex } from '../payload.js';
 import type { KeyedResult } from '../result.js';
 import { CaptureJournal, type JournaledCapture, type RejectedCapture } from './captures.js';
 import { ConflictResolver, type ConflictChoice, type Resolution } from './conflict-resolution.js';
+import { Checkpointer } from './checkpointer.js';
 import { openDatabase } from './database.js';
 import { makePrivateDir, makePrivateFile } from './private-files.js';
 import { ResultWriter, validateResults } from './ingest.js';
@@ -86,7 +87,8 @@ export class Store {
   private readonly ingestTx: Database.Transaction<
     (capture: Capture, rawSha256: string, valid: KeyedResult[], rejections: Rejection[], now: number) => IngestSummary
   >;
-  private readonly lastResultId: Database.Statement;
+  private readonly maxResultId: Database.Statement;
+  private readonly checkpointer: Checkpointer;
   private readonly groupTx: Database.Transaction<(messages: readonly InboundMessage[]) => (IngestSummary | Error)[]>;
   private readonly reprocessTx: Database.Transaction<
     (captureId: number, valid: KeyedResult[], rejections: Rejection[], actor: string, now: number) => IngestSummary
@@ -108,7 +110,8 @@ export class Store {
     this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) =>
       this.commitMessage(capture, rawSha256, valid, rejections, now),
     );
-    this.lastResultId = db.prepare('SELECT COALESCE(MAX(id), 0) FROM results').pluck();
+    this.checkpointer = new Checkpointer(db.name);
+    this.maxResultId = db.prepare('SELECT COALESCE(MAX(id), 0) FROM results').pluck();
     this.groupTx = db.transaction((messages) => messages.map((message) => this.ingestSaved(message)));
     this.reprocessTx = db.transaction((captureId, valid, rejections, actor, now) =>
       this.commitReprocess(captureId, valid, rejections, actor, now),
@@ -138,34 +141,36 @@ export class Store {
   ingestGroup(messages: readonly InboundMessage[]): (IngestSummary | Error)[] {
     const level = this.db.pragma('synchronous', { simple: true }) as number;
     this.db.pragma('synchronous = NORMAL');
-    const before = this.lastResultId.get() as number;
     try {
       return this.groupTx.immediate(messages);
     } finally {
       this.db.pragma(`synchronous = ${level}`);
-      const after = this.lastResultId.get() as number;
-      // Only this group's new results have ids above `before` (one writer, ids grow): none is sent before syncWal.
-      if (after > before) this.outbox.holdUnsynced([outboxRangeOf(before + 1)[0], outboxRangeOf(after)[1]]);
     }
+  }
+
+  /** The highest result id so far (0 when none): the results a group commit then makes have higher ones. */
+  lastResultId(): number {
+    return this.maxResultId.get() as number;
+  }
+
+  /** Keeps the outbox rows of results above `resultId` out of the drains' claims (committed, not yet durable); null lets them in. */
+  holdAfter(resultId: number | null): void {
+    this.outbox.holdUnsynced(resultId === null ? null : [outboxRangeOf(resultId + 1)[0], Number.MAX_SAFE_INTEGER]);
   }
 
   /**
    * Makes everything committed so far durable: fsync of the WAL file, on libuv's thread pool so the event loop keeps
    * running. Linux flushes a file's data whichever descriptor asks, so a descriptor of our own flushes SQLite's writes.
-   * Then lets the drains claim the last group's rows.
+   * Then asks for a checkpoint off the event loop (checkpointer.ts), so the next commits do not run one themselves.
    */
   async syncWal(): Promise<void> {
+    const wal = await open(`${this.db.name}-wal`, 'r');
     try {
-      const wal = await open(`${this.db.name}-wal`, 'r');
-      try {
-        await wal.sync();
-      } finally {
-        await wal.close();
-      }
+      await wal.sync();
     } finally {
-      // Durable, or refused: either way the sinks may have the group's rows now (a refused message is sent again).
-      this.outbox.holdUnsynced(null);
+      await wal.close();
     }
+    this.checkpointer.request();
   }
 
   /** Re-ingests a rejected capture decoded again (after a configuration fix), under the same rules, counting nothing twice. */
@@ -247,6 +252,7 @@ export class Store {
 
   /** Closes the database, then lets the next process take the data directory. */
   close(): void {
+    void this.checkpointer.close();
     this.db.close();
     this.lock?.release();
   }

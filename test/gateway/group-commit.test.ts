@@ -35,14 +35,17 @@ interface Rig {
 const cleanups: (() => void)[] = [];
 afterEach(() => cleanups.splice(0).forEach((c) => c()));
 
-function rig(instruments: number, sync?: (store: Store) => Promise<void>): Rig {
+function rig(instruments: number, sync?: (store: Store) => Promise<void>, maxGroup = 16): Rig {
   const s = scratch();
   const store = s.open({ sinks: ['postgres', 'lims'] });
   cleanups.push(() => s.cleanup());
   let synced = 0;
-  const group = new GroupCommit(store, async () => {
-    await (sync ?? ((st: Store) => st.syncWal()))(store);
-    synced++;
+  const group = new GroupCommit(store, {
+    maxGroup,
+    sync: async () => {
+      await (sync ?? ((st: Store) => st.syncWal()))(store);
+      synced++;
+    },
   });
   const port = createIngestPort({ store, group, accepting: () => true, onCommitted: () => {}, log: { error: () => {} } });
   const hasCapture = store.db.prepare('SELECT COUNT(*) FROM captures WHERE instrument_id = ?').pluck();
@@ -68,7 +71,7 @@ describe('group commit across instruments', () => {
     const r = rig(16);
     r.analyzers.forEach((h, k) => h.transport.emitData(session(`S${k}`)));
     await r.answered(2);
-    expect(r.group.figures()).toEqual({ commits: 1, messages: 16 });
+    expect(r.group.figures()).toEqual({ commits: 1, fsyncs: 1, messages: 16 });
     for (const [k, a] of r.answers.entries()) {
       // The ENQ's ACK, then the message's: only once its capture was stored and the fsync holding it had returned.
       expect(a, `chem-${k}`).toEqual([{ byte: ACK, stored: false, synced: 0 }, { byte: ACK, stored: true, synced: 1 }]);
@@ -82,14 +85,14 @@ describe('group commit across instruments', () => {
     r.analyzers[0]!.transport.emitData(session('S0'));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(r.answers[0]!.map((a) => a.byte)).toEqual([ACK, ACK]);
-    expect(r.group.figures()).toEqual({ commits: 1, messages: 1 });
+    expect(r.group.figures()).toEqual({ commits: 1, fsyncs: 1, messages: 1 });
     // Messages completing while that one's fsync runs form the next group; the one alone after it is alone again.
     r.analyzers[1]!.transport.emitData(session('S1'));
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(r.group.figures()).toEqual({ commits: 2, messages: 2 });
+    expect(r.group.figures()).toEqual({ commits: 2, fsyncs: 2, messages: 2 });
   });
 
-  it('messages completing during a slow fsync wait for it and go in the next group together', async () => {
+  it('messages completing during a slow fsync are committed together meanwhile, and answered after the next fsync', async () => {
     let release: () => void = () => {};
     let slow = true;
     const r = rig(8, async (store) => {
@@ -103,15 +106,29 @@ describe('group commit across instruments', () => {
     // Nothing answered while the first fsync has not returned, not even the first message, and nothing of it is
     // offered to a sink: committed is not yet durable.
     expect(r.answers.map((a) => a.length)).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
-    expect(r.store.db.prepare('SELECT COUNT(*) FROM outbox').pluck().get()).toBe(2);
+    // The seven others were committed meanwhile (their fsync comes after the first's): all held from the sinks.
+    expect(r.store.db.prepare('SELECT COUNT(*) FROM outbox').pluck().get()).toBe(16);
     expect(r.store.outbox.nextDueAt('postgres')).toBeNull();
     expect(r.store.outbox.claimDue('lims', 10)).toEqual([]);
     slow = false;
     release();
     await r.answered(2);
-    expect(r.group.figures()).toEqual({ commits: 2, messages: 8 });
+    expect(r.group.figures()).toEqual({ commits: 2, fsyncs: 2, messages: 8 });
     expect(r.store.outbox.claimDue('postgres', 100)).toHaveLength(8);
+    expect(r.answers.every((a) => a[1]!.synced === (a === r.answers[0] ? 1 : 2))).toBe(true);
     expect(r.answers.every((a) => a[1]!.byte === ACK && a[1]!.stored)).toBe(true);
+  });
+
+  it('at most maxGroup messages a transaction, one transaction per turn of the event loop, fsyncs overlapping them', async () => {
+    const r = rig(16, undefined, 4);
+    r.analyzers.forEach((h, k) => h.transport.emitData(session(`S${k}`)));
+    await r.answered(2);
+    const { commits, fsyncs, messages } = r.group.figures();
+    expect([commits, messages]).toEqual([4, 16]);
+    expect(fsyncs).toBeGreaterThanOrEqual(1);
+    expect(fsyncs).toBeLessThanOrEqual(4);
+    expect(r.answers.every((a) => a[1]!.byte === ACK && a[1]!.stored && a[1]!.synced >= 1)).toBe(true);
+    expect(r.store.outbox.claimDue('postgres', 100)).toHaveLength(16);
   });
 
   it('one message whose statements fail is rolled back to its savepoint and NAKed alone; the rest of its group is stored', async () => {
@@ -120,7 +137,7 @@ describe('group commit across instruments', () => {
       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
     r.analyzers.forEach((h, k) => h.transport.emitData(session(k === 5 ? 'BAD' : `S${k}`)));
     await r.answered(2);
-    expect(r.group.figures()).toEqual({ commits: 1, messages: 16 });
+    expect(r.group.figures()).toEqual({ commits: 1, fsyncs: 1, messages: 16 });
     r.answers.forEach((a, k) => expect(a[1]!.byte, `chem-${k}`).toBe(k === 5 ? NAK : ACK));
     // Nothing of the refused message: not its capture (written before the failing result), not a row of it.
     const instruments = r.store.db.prepare('SELECT instrument_id FROM captures ORDER BY id').pluck().all();
@@ -138,6 +155,6 @@ describe('group commit across instruments', () => {
     r.analyzers.forEach((h, k) => h.transport.emitData(session(`S${k}`)));
     await r.answered(2);
     expect(r.answers.map((a) => a[1]!.byte)).toEqual([NAK, NAK, NAK, NAK]);
-    expect(r.group.figures()).toEqual({ commits: 0, messages: 0 });
+    expect(r.group.figures()).toEqual({ commits: 1, fsyncs: 0, messages: 4 });
   });
 });
