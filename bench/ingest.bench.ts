@@ -157,7 +157,7 @@ function probeFsync(fd: number, ms: number): { count: number; ms: number } {
 }
 
 // A chemistry panel: 20 analytes of one accession, the shape an analyzer sends.
-function benchMessage(m: number): InboundMessage {
+export function benchMessage(m: number): InboundMessage {
   const results: KeyedResult[] = [];
   for (let i = 0; i < PER_MESSAGE; i++) {
     const value = 3.5 + ((m * 7 + i) % 30) / 10;
