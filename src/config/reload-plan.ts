@@ -7,8 +7,11 @@
 // Everything else is read once at start and needs a restart, which the reload says instead of half-applying it:
 // gateway.* (the gateway id is part of every result's key; the data directory holds the store and its lock; the HTTP
 // listener, log level, disk floor and retention are built at start), the sinks (their drains hold batches in flight
-// and the store's outbox slots are fixed by the sink list), delivery and alerts.
+// and the store's outbox slots are fixed by the sink list), delivery and alerts; and a first instrument in query or
+// download mode, whose orders client and dispatch drain are built at start only when one is there (until a restart it
+// runs one-way: its results are taken, its queries not answered).
 import type { Config, InstrumentConfig } from './schema.js';
+import { twoWayInstruments } from './two-way-checks.js';
 
 /** The instruments' changes, and the changed keys a restart must apply. */
 export interface ReloadPlan {
@@ -72,6 +75,7 @@ function restartKeys(current: Config, next: Config): string[] {
   }
   if (!same(current.delivery, next.delivery)) keys.push('delivery');
   if (!same(current.alerts, next.alerts)) keys.push('alerts');
+  if (twoWayInstruments(current).size === 0) keys.push(...[...twoWayInstruments(next)].map((id) => `instruments.${id}.options.orders`));
   return keys;
 }
 

@@ -1,6 +1,7 @@
 // Two-way ASTM instruments (options.orders.query or .download) need what their answers are made from and sent with:
 // the LIMS (sinks.lims, enabled) and the LIS01-A2 link layer (a bare-records analyzer has no way to be sent to).
 import type { ConfigProblem } from './load.js';
+import type { Config } from './schema.js';
 
 type Raw = Record<string, unknown>;
 
@@ -23,4 +24,14 @@ export function twoWayChecks(input: Raw): ConfigProblem[] {
     if (options['framing'] === 'none') problems.push({ path, message: 'query and download modes send to the analyzer over the LIS01-A2 link layer: they need framing: link' });
   });
   return problems;
+}
+
+/** The enabled ASTM instruments in query or download mode. */
+export function twoWayInstruments(config: Config): Set<string> {
+  return new Set(config.instruments.filter((i) => i.enabled && i.driver === 'astm' && isTwoWay(i.options)).map((i) => i.id));
+}
+
+function isTwoWay(options: Record<string, unknown>): boolean {
+  const orders = options['orders'] as { query?: unknown; download?: unknown } | undefined;
+  return orders?.query === true || orders?.download === true;
 }

@@ -4,6 +4,7 @@
 import { Agent } from 'undici';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import { twoWayInstruments } from '../config/two-way-checks.js';
 import { DISPATCH_SINK } from '../delivery/dispatch-contract.js';
 import { Drain } from '../delivery/drain.js';
 import { drainPolicy } from '../delivery/drains.js';
@@ -33,15 +34,6 @@ export function wantsTwoWay(config: Config): boolean {
   return twoWayInstruments(config).size > 0;
 }
 
-/** The enabled ASTM instruments in query or download mode. */
-export function twoWayInstruments(config: Config): Set<string> {
-  return new Set(config.instruments.filter((i) => i.enabled && i.driver === 'astm' && isTwoWay(i.options)).map((i) => i.id));
-}
-
-function isTwoWay(options: Record<string, unknown>): boolean {
-  const orders = options['orders'] as { query?: unknown; download?: unknown } | undefined;
-  return orders?.query === true || orders?.download === true;
-}
 
 /** Running two-way parts: what the instruments' runners get, and the dispatch drain. */
 export interface TwoWay {

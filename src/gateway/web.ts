@@ -25,7 +25,7 @@ import type { StatusSource } from '../web/status/source.js';
 import { TokenFile } from '../web/status/token-file.js';
 import { reloadHealth, type ReloadStatus } from './reload.js';
 import { reprocessCapture } from './reprocess.js';
-import { twoWayInstruments } from './two-way.js';
+import { twoWayInstruments } from '../config/two-way-checks.js';
 
 /** The running parts the listener reads; providers, because they change after start. */
 export interface GatewayWebParts {

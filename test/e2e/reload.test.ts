@@ -2,7 +2,7 @@
 // and both sinks (PostgreSQL and the LIMS test server) deliver, SIGHUPs add an instrument on a second cable (its
 // first result reaches both sinks), restart it alone with a new setting, give the streaming instrument a new mapping
 // (its next message uses it, and Reprocess delivers the message the old mapping rejected), remove the added one, and
-// an invalid file changes nothing. The streaming link never drops, the sinks never pause, and every result the
+// an invalid file changes nothing; at last the streaming one is removed in the middle of its stream. The streaming link never drops, the sinks never pause, and every result the
 // analyzer was ACKed for is in both sinks exactly once.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -176,25 +176,35 @@ describe('labgate run: SIGHUP reloads the configuration', () => {
     expect((await call(httpPort, 'GET', '/')).body).toContain('Configuration not applied');
     await until(() => acked.length >= 20 + acked.indexOf('CRP-2'), 10_000, 'chem1 still streaming after the refused reload');
 
-    stop = true;
-    await stream;
     const seen = await health.stop();
     expect(seen.paused, 'the sinks never paused').toEqual([]);
     expect(seen.drops, "chem1's link never dropped").toEqual([]);
-    expect(outcomes.filter((o) => o.kind !== 'sent'), 'every streamed message was ACKed').toEqual([]);
+
+    // Removed while it streams: chem1's message in flight is finished or discarded as on unplug, never kept in part.
+    const before = outcomes.length;
+    writeConfig(setup([]));
+    expect(await reload(gateway, refused)).toMatchObject({ outcome: 'applied', summary: 'chem1 stopped' });
+    await until(() => outcomes.slice(before).some((o) => o.kind !== 'sent'), 10_000, "chem1's analyzer left unanswered");
+    stop = true;
+    await stream;
+    expect(outcomes.slice(0, before).filter((o) => o.kind !== 'sent'), 'every message before the removal was ACKed').toEqual([]);
+    expect((await gateway.health()).body.instruments).toEqual([]);
     await gateway.drained();
     const exit = await gateway.kill('SIGTERM');
     expect(exit).toMatchObject({ code: 0, signal: null });
 
     const log = readFileSync(gateway.log, 'utf8');
-    expect(log.match(/"configuration reloaded"/g)).toHaveLength(3);
+    expect(log.match(/"configuration reloaded"/g)).toHaveLength(4);
     expect(log).toContain('"configuration reload refused"');
     const view = readStore(gateway.dataDir);
     const count = (accession: string): number => view.results.filter((r) => r.accession === accession).length;
     const streamed = acked.filter((a) => a.startsWith('S-'));
-    expect(streamed.filter((a) => count(a) !== PER), 'every streamed message stored whole, once').toEqual([]);
+    const stored = [...new Set(view.results.map((r) => r.accession))].filter((a) => a.startsWith('S-'));
+    expect(streamed.filter((a) => count(a) !== PER), 'every ACKed message stored whole, once').toEqual([]);
+    expect(stored.filter((a) => count(a) !== PER), 'no message stored in part').toEqual([]);
+    expect(stored.filter((a) => !acked.includes(a)).length, 'at most the message in flight at the removal stored without its ACK').toBeLessThanOrEqual(1);
     expect([count('CRP-1'), count('CRP-2'), count('B-1'), count('B-2')]).toEqual([1, 1, PER, PER]);
-    expect(view.results).toHaveLength(streamed.length * PER + 2 + 2 * PER);
+    expect(view.results).toHaveLength(stored.length * PER + 2 + 2 * PER);
     await expectDeliveredOnce(view, pg, lims);
   });
 });

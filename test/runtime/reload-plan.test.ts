@@ -64,4 +64,13 @@ describe('planReload', () => {
     const plan = planReload(config(detecting), config(base));
     expect(plan.restarted.map((r) => [r.instrument.id, r.why])).toEqual([['urine1', ['driver', 'transport']]]);
   });
+
+  it('starts a first instrument in query mode, and says its queries wait for a restart (the orders client is built at start)', () => {
+    const twoWay = base.replace('transport: {kind: serial, path: /dev/c}}', 'transport: {kind: serial, path: /dev/c}, options: {orders: {query: true}}}');
+    const plan = planReload(config(base), config(twoWay));
+    expect(plan.restarted.map((r) => [r.instrument.id, r.why])).toEqual([['urine1', ['options']]]);
+    expect(plan.needsRestart).toEqual(['instruments.urine1.options.orders']);
+    const second = twoWay.replace('loinc: 2823-3}]}', 'loinc: 2823-3}], options: {orders: {download: true}}}');
+    expect(planReload(config(twoWay), config(second)).needsRestart, 'a second one shares the running client').toEqual([]);
+  });
 });
