@@ -14,6 +14,7 @@ const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.path, { fileMustExist: true, timeout: 5000 });
+db.pragma('cache_size = -1000');
 parentPort.on('message', () => {
   try {
     const [row] = db.pragma('wal_checkpoint(PASSIVE)');
@@ -24,6 +25,9 @@ parentPort.on('message', () => {
 });
 `;
 
+// How long a worker with nothing to do is kept for the next request.
+const IDLE_MS = 10_000;
+
 const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
 
 /** Checkpoints of one database file, one at a time, in a worker thread started on the first request. */
@@ -33,6 +37,7 @@ export class Checkpointer {
   private again = false;
   private broken = false;
   private done = 0;
+  private idle: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly path: string,
@@ -47,6 +52,8 @@ export class Checkpointer {
       return;
     }
     this.running = true;
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
     this.thread().postMessage('checkpoint');
   }
 
@@ -57,9 +64,15 @@ export class Checkpointer {
 
   /** Stops the worker (a checkpoint it is running finishes inside SQLite first). */
   async close(): Promise<void> {
+    this.broken = true;
+    await this.stopThread();
+  }
+
+  private async stopThread(): Promise<void> {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
     const worker = this.worker;
     this.worker = null;
-    this.broken = true;
     if (worker) await worker.terminate();
   }
 
@@ -75,6 +88,10 @@ export class Checkpointer {
       if (this.again) {
         this.again = false;
         this.request();
+      } else {
+        // A quiet gateway holds no thread: the next request starts one again.
+        this.idle = setTimeout(() => void this.stopThread(), IDLE_MS);
+        this.idle.unref();
       }
     });
     // The store's automatic checkpoints go on as before without it.

@@ -33,7 +33,8 @@ export class Outbox extends OutboxOperator {
   private readonly dueAt: Database.Statement;
   private readonly record: (sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => void;
 
-  constructor(db: Database.Database, now: () => number) {
+  /** `afterRecord` runs after each batch's outcomes are committed (the store asks for a checkpoint off the loop). */
+  constructor(db: Database.Database, now: () => number, private readonly afterRecord: () => void = () => {}) {
     super(db, now);
     // Served by the partial index outbox_due: cost follows `limit` and the rows in flight, never the backlog.
     // Raw arrays: better-sqlite3 builds them faster than keyed objects, and the claim is on the hot path.
@@ -81,6 +82,7 @@ export class Outbox extends OutboxOperator {
     this.db.pragma('synchronous = NORMAL');
     try {
       this.record(sink, rows, outcomes, retryAt);
+      this.afterRecord();
     } finally {
       this.db.pragma(`synchronous = ${level}`);
       this.release(sink, rows);

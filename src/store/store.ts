@@ -28,6 +28,9 @@ import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type 
 
 export type { BacklogSample, CodeSeen, ConflictChoice, HourFigures, InstrumentFigures, SinkHour, OpenConflict, RecentResult, RejectedCapture, Resolution, ResultRef, SinkDelivery, StoreCounts };
 
+// 16 MiB of WAL (4 KiB pages): four times SQLite's default, as the checkpointer worker keeps it far shorter.
+const BACKSTOP_CHECKPOINT_PAGES = 4000;
+
 /** How to open a store: where, which sinks, and the injected clock. */
 export interface StoreOptions {
   /** Directory holding labgate.db and the lock; created if missing. */
@@ -99,7 +102,10 @@ export class Store {
     readonly options: StoreOptions,
     private readonly lock: DataDirLock | null = null,
   ) {
-    this.outbox = new Outbox(db, options.now);
+    this.checkpointer = new Checkpointer(db.name);
+    // SQLite's own checkpoint, on the committing call and so on the event loop, only when the worker falls behind.
+    db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+    this.outbox = new Outbox(db, options.now, () => this.checkpointer.request());
     this.orders = new OrderStore(db, options.now, options.dayOf);
     this.journal = new CaptureJournal(db);
     this.writer = new ResultWriter(db, options.sinks, options.qcSinks);
@@ -110,7 +116,6 @@ export class Store {
     this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) =>
       this.commitMessage(capture, rawSha256, valid, rejections, now),
     );
-    this.checkpointer = new Checkpointer(db.name);
     this.maxResultId = db.prepare('SELECT COALESCE(MAX(id), 0) FROM results').pluck();
     this.groupTx = db.transaction((messages) => messages.map((message) => this.ingestSaved(message)));
     this.reprocessTx = db.transaction((captureId, valid, rejections, actor, now) =>
