@@ -13,8 +13,8 @@
 // - Nothing of a group is offered to a sink before its fsync has returned (the store holds the results above the
 //   last durable one out of the drains' claims): a power cut could otherwise take back from the gateway a result a
 //   sink already holds.
-// - A lone message is committed in the same tick it completes: nothing ever waits on a timer to be grouped. The
-//   messages queued meanwhile are committed at most `maxGroup` a transaction, one transaction per turn of the event
+// - A lone message is committed at the next turn of the event loop (setImmediate), joined by whatever else completed
+//   in the same turn: nothing ever waits on a timer to be grouped. The messages queued meanwhile are committed at most `maxGroup` a transaction, one transaction per turn of the event
 //   loop, so that the other instruments' link layers, the drains and the HTTP server run between transactions. A
 //   transaction of 16 messages costs less than 16 of one (the pages they share are written once), and none of it
 //   waits for the disk on the event loop (bench/ingest-concurrent: the loop's delay beside one commit per message).
@@ -25,7 +25,9 @@
 //   group that did reach the disk is then absorbed as a replay, invariant 4).
 // - Why not a commit that blocks on fsync: better-sqlite3 is synchronous, so a synchronous=FULL commit holds the
 //   event loop (drains, the HTTP server, every other instrument's link layer) for the whole fsync, milliseconds on
-//   an SD card, and no other instrument's message can even complete meanwhile.
+//   an SD card, and no other instrument's message can even complete meanwhile. Why not a writer thread with its own
+//   connection: two writers on one database wait for each other in SQLite's busy handler, on the event loop too;
+//   here the store keeps its one connection, and only the fsync (and the checkpoints, checkpointer.ts) leave it.
 import type { InboundMessage, IngestSummary } from '../message.js';
 import type { Store } from './store.js';
 
@@ -100,8 +102,8 @@ export class GroupCommit {
 
   private commitNext(): void {
     const group = this.queue.splice(0, this.maxGroup);
-    const after = this.store.lastResultId();
     try {
+      const after = this.store.lastResultId();
       const results = this.store.ingestGroup(group.map((w) => w.message));
       if (this.unsynced.length === 0 && !this.syncing) this.store.holdAfter(after);
       this.unsynced.push({ group, results, after });

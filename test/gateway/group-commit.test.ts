@@ -147,6 +147,13 @@ describe('group commit across instruments', () => {
     expect(r.store.db.prepare('SELECT COUNT(*) FROM outbox').pluck().get()).toBe(30);
   });
 
+  it('a store closed under queued messages refuses them; nothing throws out of the committer', async () => {
+    const r = rig(1);
+    r.store.close();
+    const outcome = await r.group.commit({ capture: { instrumentId: 'chem-0', protocol: 'astm', receivedAt: 0, raw: Buffer.from('x') }, results: [], rejections: [] });
+    expect(outcome.kind).toBe('failed');
+  });
+
   it('an fsync that fails refuses the whole group: every analyzer keeps its message', async () => {
     const r = rig(4, async (store) => {
       await store.syncWal();
