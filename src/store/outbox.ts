@@ -31,9 +31,9 @@ export class Outbox extends OutboxOperator {
   private unsynced: readonly [number, number] = [0, -1];
   private readonly due: Database.Statement;
   private readonly dueAt: Database.Statement;
-  private readonly record: (sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => void;
+  private readonly record: (sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => number;
 
-  /** `afterRecord` runs after each batch's outcomes are committed (the store asks for a checkpoint off the loop). */
+  /** `afterRecord` runs after a batch with deliveries is recorded (the store asks for a checkpoint off the loop). */
   constructor(db: Database.Database, now: () => number, private readonly afterRecord: () => void = () => {}) {
     super(db, now);
     // Served by the partial index outbox_due: cost follows `limit` and the rows in flight, never the backlog.
@@ -59,6 +59,7 @@ export class Outbox extends OutboxOperator {
         // A day and an hour: the page's last-hour rate, and whole hours for its 24-hour chart.
         stmts.forgetMinutes.run(sink, minute - 25 * 60);
       }
+      return sent.length;
     });
   }
 
@@ -81,8 +82,8 @@ export class Outbox extends OutboxOperator {
     const level = this.db.pragma('synchronous', { simple: true }) as number;
     this.db.pragma('synchronous = NORMAL');
     try {
-      this.record(sink, rows, outcomes, retryAt);
-      this.afterRecord();
+      // Only deliveries write enough to need checkpoints soon; a sink that is down must not keep a thread running.
+      if (this.record(sink, rows, outcomes, retryAt) > 0) this.afterRecord();
     } finally {
       this.db.pragma(`synchronous = ${level}`);
       this.release(sink, rows);
