@@ -40,21 +40,42 @@ export default tseslint.config(
     io.map((name) => ({ name, message: 'protocol code does no I/O: the runner gets it injected' })),
   ),
   // The store owns SQLite and knows no driver, sink or drain: the delivery contract is all it shares with them.
-  restrict(['src/store/**/*.ts'], [folder('drivers'), folder('sinks'), folder('delivery', '[\\w-]*contract\\.js$'), folder('web'), folder('transport'), ...compositionRoot]),
+  restrict(
+    ['src/store/**/*.ts'],
+    [folder('drivers'), folder('sinks'), folder('delivery', '[\\w-]*contract\\.js$'), folder('web'), folder('transport'), ...compositionRoot],
+  ),
   // Sinks never touch the store: they get outbox rows and return outcomes (delivery/contract.ts).
-  restrict(['src/sinks/**/*.ts'], [folder('store'), folder('drivers'), folder('delivery', '[\\w-]*contract\\.js$'), folder('web'), folder('transport'), ...compositionRoot]),
+  restrict(
+    ['src/sinks/**/*.ts'],
+    [folder('store'), folder('drivers'), folder('delivery', '[\\w-]*contract\\.js$'), folder('web'), folder('transport'), ...compositionRoot],
+  ),
   // Delivery drives sinks through the contract alone and reads the store through the types of its outbox.
   restrict(['src/delivery/**/*.ts'], [folder('drivers'), folder('sinks'), folder('web'), folder('transport'), ...compositionRoot]),
   restrict(['src/transport/**/*.ts'], [folder('drivers'), folder('store'), folder('sinks'), folder('delivery'), folder('web'), ...compositionRoot]),
   restrict(['src/web/**/*.ts'], [folder('drivers'), folder('sinks'), ...compositionRoot]),
   restrict(['src/config/**/*.ts'], [folder('store'), folder('delivery'), folder('web'), ...compositionRoot]),
   // The order model and desk are protocol-neutral: they reach the LIMS and the store through the ports they are given.
-  restrict(['src/orders/**/*.ts'], [folder('drivers'), folder('store'), folder('sinks'), folder('delivery'), folder('web'), folder('transport'), ...compositionRoot], io.map((name) => ({ name, message: 'the order desk does no I/O of its own: its ports are injected' }))),
+  restrict(
+    ['src/orders/**/*.ts'],
+    [folder('drivers'), folder('store'), folder('sinks'), folder('delivery'), folder('web'), folder('transport'), ...compositionRoot],
+    io.map((name) => ({ name, message: 'the order desk does no I/O of its own: its ports are injected' })),
+  ),
   // The neutral contracts and pure models at the top of src/ import none of the parts that use them.
   restrict(
-    ['message', 'runner-contract', 'commit-path', 'clock', 'log', 'result', 'result-*', 'payload', 'zoned-time', 'junk-sampler', 'errors', 'delimited-text'].map(
-      (name) => `src/${name}.ts`,
-    ),
+    [
+      'message',
+      'runner-contract',
+      'commit-path',
+      'clock',
+      'log',
+      'result',
+      'result-*',
+      'payload',
+      'zoned-time',
+      'junk-sampler',
+      'errors',
+      'delimited-text',
+    ].map((name) => `src/${name}.ts`),
     [folder('drivers'), folder('store'), folder('sinks'), folder('delivery'), folder('web'), folder('transport', 'transport\\.js$'), ...compositionRoot],
   ),
 );

@@ -44,10 +44,20 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
     other.close();
     await stopGateway(gw.child);
     emit({
-      bench: 'astm.babble', value: sig(peakMb), unit: 'MB peak RSS', ceilingMb: RSS_CEILING_MB, idleMb: sig(idleMb),
-      babbleMb: sig(sent / 1024 / 1024), seconds: sig(seconds), babbleMBps: sig(sent / 1024 / 1024 / seconds),
-      otherEnqAckMs: during.enq, otherCommitAckMs: during.commit, ackCeilingMs: ACK_CEILING_MS, otherMessages: during.messages,
-      quietEnqAckMs: quiet.enq, quietCommitAckMs: quiet.commit,
+      bench: 'astm.babble',
+      value: sig(peakMb),
+      unit: 'MB peak RSS',
+      ceilingMb: RSS_CEILING_MB,
+      idleMb: sig(idleMb),
+      babbleMb: sig(sent / 1024 / 1024),
+      seconds: sig(seconds),
+      babbleMBps: sig(sent / 1024 / 1024 / seconds),
+      otherEnqAckMs: during.enq,
+      otherCommitAckMs: during.commit,
+      ackCeilingMs: ACK_CEILING_MS,
+      otherMessages: during.messages,
+      quietEnqAckMs: quiet.enq,
+      quietCommitAckMs: quiet.commit,
     });
   } finally {
     for (const c of cleanups.reverse()) await c();

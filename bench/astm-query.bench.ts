@@ -24,7 +24,11 @@ import { sig, type BenchLine } from './line.js';
 const LIMS_LATENCY_MS = 20;
 const WARMUP = 20;
 const QUERIES = 300;
-const mapping = [{ code: 'GLU', loinc: '2345-7' }, { code: 'NA', loinc: '2951-2' }, { code: 'K', loinc: '2823-3' }];
+const mapping = [
+  { code: 'GLU', loinc: '2345-7' },
+  { code: 'NA', loinc: '2951-2' },
+  { code: 'K', loinc: '2823-3' },
+];
 
 function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
@@ -33,13 +37,18 @@ function quantile(sorted: readonly number[], q: number): number {
 /** Emits astm.query.latency: p50 and p99 beside the LIMS's own latency and the target ceiling. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const accessions = Array.from({ length: WARMUP + QUERIES }, (_, i) => `B${String(i).padStart(5, '0')}`);
-  const orders = accessions.map((accession, i) => ({ accession, orders: [{ orderId: `o${i}`, loinc: mapping[i % 3]!.loinc, orderedAt: '2026-07-01T08:00:00Z' }] }));
+  const orders = accessions.map((accession, i) => ({
+    accession,
+    orders: [{ orderId: `o${i}`, loinc: mapping[i % 3]!.loinc, orderedAt: '2026-07-01T08:00:00Z' }],
+  }));
   const lims = await startLimsChild({ staticTokens: ['bench'], orders, faults: { latencyMs: LIMS_LATENCY_MS } });
   const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-query-'));
   writeFileSync(join(dir, 'token'), 'bench');
   const agent = new Agent();
   const tokens = createTokenProvider({ kind: 'static', tokenFile: join(dir, 'token') }, { dispatcher: agent, now: Date.now, timeoutMs: 5_000 });
-  const client = createOrdersClient(ordersEndpoint({ baseUrl: lims.url, ordersPath: '/orders', timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 } }, tokens, 4));
+  const client = createOrdersClient(
+    ordersEndpoint({ baseUrl: lims.url, ordersPath: '/orders', timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 } }, tokens, 4),
+  );
   const store = openStore({ dataDir: join(dir, 'data'), sinks: [], now: Date.now });
   const [analyzer, gateway] = [new FakeTransport(), new FakeTransport()];
   analyzer.onWrite((d) => gateway.emitData(d));
@@ -47,7 +56,16 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const ingest = (m: InboundMessage): IngestOutcome => ({ kind: 'committed', summary: store.ingest(m), rejections: m.rejections });
   const profile = { id: 'bench-q', gatewayId: 'gw-bench', timezone: 'UTC', mapping };
   const runner = createAstmRunner(
-    { profile, transport: gateway, ingest, accepting: () => true, clock: systemClock, log: silentLog, onEvent: () => {}, orders: { source: client, ledger: store.orders } },
+    {
+      profile,
+      transport: gateway,
+      ingest,
+      accepting: () => true,
+      clock: systemClock,
+      log: silentLog,
+      onEvent: () => {},
+      orders: { source: client, ledger: store.orders },
+    },
     parseAstmOptions({ orders: { query: true } }),
   );
   runner.start();
@@ -70,7 +88,14 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const sorted = [...latencies].sort((a, b) => a - b);
   const p99 = quantile(sorted, 0.99);
   emit({
-    bench: 'astm.query.latency', value: sig(p99), unit: 'ms', p50Ms: sig(quantile(sorted, 0.5)), p99Ms: sig(p99), limsLatencyMs: LIMS_LATENCY_MS,
-    targetP99Ms: LIMS_LATENCY_MS + 30, ratioToTarget: sig(p99 / (LIMS_LATENCY_MS + 30)), queries: QUERIES,
+    bench: 'astm.query.latency',
+    value: sig(p99),
+    unit: 'ms',
+    p50Ms: sig(quantile(sorted, 0.5)),
+    p99Ms: sig(p99),
+    limsLatencyMs: LIMS_LATENCY_MS,
+    targetP99Ms: LIMS_LATENCY_MS + 30,
+    ratioToTarget: sig(p99 / (LIMS_LATENCY_MS + 30)),
+    queries: QUERIES,
   });
 }

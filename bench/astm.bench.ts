@@ -10,19 +10,49 @@ import type { InstrumentProfile } from '../src/config/mapping.js';
 import type { BenchLine } from './line.js';
 import { sig } from './line.js';
 
-const codes = ['WBC', 'RBC', 'HGB', 'HCT', 'MCV', 'MCH', 'MCHC', 'PLT', 'RDW-SD', 'RDW-CV', 'MPV', 'NEUT#', 'LYMPH#', 'MONO#', 'EO#', 'BASO#', 'NEUT%', 'LYMPH%', 'MONO%', 'EO%', 'BASO%', 'IG#', 'IG%'];
-const profile: InstrumentProfile = { id: 'bench-xn', gatewayId: 'gw-bench', timezone: 'Europe/Vienna', mapping: codes.map((code, i) => ({ code, loinc: `${10000 + i}-0` })) };
+const codes = [
+  'WBC',
+  'RBC',
+  'HGB',
+  'HCT',
+  'MCV',
+  'MCH',
+  'MCHC',
+  'PLT',
+  'RDW-SD',
+  'RDW-CV',
+  'MPV',
+  'NEUT#',
+  'LYMPH#',
+  'MONO#',
+  'EO#',
+  'BASO#',
+  'NEUT%',
+  'LYMPH%',
+  'MONO%',
+  'EO%',
+  'BASO%',
+  'IG#',
+  'IG%',
+];
+const profile: InstrumentProfile = {
+  id: 'bench-xn',
+  gatewayId: 'gw-bench',
+  timezone: 'Europe/Vienna',
+  mapping: codes.map((code, i) => ({ code, loinc: `${10000 + i}-0` })),
+};
 const options = parseAstmOptions({ accession: { field: 'O.4', component: 3 }, codeComponents: [5] });
 
 /** One session per message, as a Sysmex XN sends a CBC with differential: ENQ, 240-character frames, EOT. */
 function session(n: number): Buffer {
-  const text = [
-    'H|\\^&|||XN-550^00-24^22723^^^^BD634545||||||||E1394-97',
-    'P|1|||37182|^Jane^Doe||19870626|F',
-    `O|1||^^                  ${String(n).padStart(6, '0')}^M|^^^^WBC\\^^^^RBC|||||||N||||||||||||||F`,
-    ...codes.map((c, i) => `R|${i + 1}|^^^^${c}^1|${(i * 1.37 + n % 7).toFixed(2)}|10*3/uL||N||F||||20260627135407`),
-    'L|1|N',
-  ].join('\r') + '\r';
+  const text =
+    [
+      'H|\\^&|||XN-550^00-24^22723^^^^BD634545||||||||E1394-97',
+      'P|1|||37182|^Jane^Doe||19870626|F',
+      `O|1||^^                  ${String(n).padStart(6, '0')}^M|^^^^WBC\\^^^^RBC|||||||N||||||||||||||F`,
+      ...codes.map((c, i) => `R|${i + 1}|^^^^${c}^1|${(i * 1.37 + (n % 7)).toFixed(2)}|10*3/uL||N||F||||20260627135407`),
+      'L|1|N',
+    ].join('\r') + '\r';
   const frames = frameTexts(Buffer.from(text, 'latin1'), 247, 'message').map((t, i, all) => encodeFrame(i + 1, t, i === all.length - 1));
   return Buffer.concat([Buffer.from([0x05]), ...frames, Buffer.from([0x04])]);
 }
@@ -62,5 +92,11 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const messageBytes = sig(stream.length / 500);
   emit({ bench: 'astm.parse', value: sig(bytesPerSec / 1e6), unit: 'MB/s', resultsPerSec: sig(resultsPerSec), ...rates, messageBytes, chunkBytes: 64 });
   const lineResults115200 = (11_520 / (stream.length / 500)) * codes.length;
-  emit({ bench: 'astm.results', value: sig(resultsPerSec), unit: 'results/s', lineResultsPerSec115200: sig(lineResults115200), ratioTo115200: sig(resultsPerSec / lineResults115200) });
+  emit({
+    bench: 'astm.results',
+    value: sig(resultsPerSec),
+    unit: 'results/s',
+    lineResultsPerSec115200: sig(lineResults115200),
+    ratioTo115200: sig(resultsPerSec / lineResults115200),
+  });
 }

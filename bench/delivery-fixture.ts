@@ -99,7 +99,16 @@ export function benchRows(from: number, n: number, sink = 'postgres'): OutboxRow
   return Array.from({ length: n }, (_, k) => {
     const payload = buildPayload(benchResult(from + k), { receivedAt: Date.UTC(2026, 6, 1, 14, 30), rawSha256: 'f'.repeat(64) });
     const json = JSON.stringify(payload);
-    return { id: from + k + 1, sink, dedupKey: payload.dedupKey, recordId: payload.recordId, attempts: 0, etag: null, payload: json, payloadSha256: sha256Hex(json) };
+    return {
+      id: from + k + 1,
+      sink,
+      dedupKey: payload.dedupKey,
+      recordId: payload.recordId,
+      attempts: 0,
+      etag: null,
+      payload: json,
+      payloadSha256: sha256Hex(json),
+    };
   });
 }
 

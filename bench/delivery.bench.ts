@@ -51,12 +51,28 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
     emit({ bench: 'delivery.postgres.raw-ceiling', value: sig(ceiling), unit: 'results/s', ...context });
     emit({ bench: 'delivery.postgres.row-at-a-time', value: sig(peer), unit: 'results/s', rows: PEER_ROWS, server: pgdb.server });
     emit({
-      bench: 'delivery.postgres.drain', value: sig(drain), unit: 'results/s', ceiling: sig(ceiling), ratioToCeiling: sig(drain / ceiling),
-      targetRatio: 0.7, peer: sig(peer), ratioToPeer: sig(drain / peer), targetPeerRatio: 10, ...context,
+      bench: 'delivery.postgres.drain',
+      value: sig(drain),
+      unit: 'results/s',
+      ceiling: sig(ceiling),
+      ratioToCeiling: sig(drain / ceiling),
+      targetRatio: 0.7,
+      peer: sig(peer),
+      ratioToPeer: sig(drain / peer),
+      targetPeerRatio: 10,
+      ...context,
     });
     const small = claimCost(join(dir, 'claim-10k'), 10_000);
     const large = claimCost(join(dir, 'claim-1m'), 1_000_000);
-    emit({ bench: 'delivery.claim', value: sig(large), unit: 'µs per claim of 500', pending: 1_000_000, at10k: sig(small), ratio: sig(large / small), targetRatio: 2 });
+    emit({
+      bench: 'delivery.claim',
+      value: sig(large),
+      unit: 'µs per claim of 500',
+      pending: 1_000_000,
+      at10k: sig(small),
+      ratio: sig(large / small),
+      targetRatio: 2,
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await pgdb.close();
@@ -69,7 +85,10 @@ async function rawCeiling(db: BenchDatabase, rows: readonly OutboxRow[], inFligh
   const sql = batchStatement(db.schema);
   // Building a batch's parameters from its payloads is part of sending it, for the ceiling as for the sink.
   const params = (part: readonly OutboxRow[]): unknown[] =>
-    batchParams(part.map((r) => ({ key: r.dedupKey, payload: r.payload, attempt: 1 })), 'gw-bench');
+    batchParams(
+      part.map((r) => ({ key: r.dedupKey, payload: r.payload, attempt: 1 })),
+      'gw-bench',
+    );
   const batches = chunks(rows, BATCH);
   await pool.query(sql, params(batches[0]!)); // warm the connections and the plan, as a running drain is
   await db.truncate();

@@ -63,7 +63,12 @@ async function rawCapacity(rows: readonly OutboxRow[]): Promise<number> {
   try {
     const bodies = bundles(rows, options(server.url));
     const post = async (body: string): Promise<void> => {
-      const res = await request(server.url, { method: 'POST', body, dispatcher: agent, headers: { 'content-type': 'application/fhir+json', prefer: 'return=minimal' } });
+      const res = await request(server.url, {
+        method: 'POST',
+        body,
+        dispatcher: agent,
+        headers: { 'content-type': 'application/fhir+json', prefer: 'return=minimal' },
+      });
       const text = await res.body.text();
       if (res.statusCode !== 200 || !text.includes('"201"')) throw new Error(`raw post: ${res.statusCode}`);
     };

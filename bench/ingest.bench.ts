@@ -50,7 +50,7 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
       bench: 'ingest.sqlite-floor',
       value: sig(floor),
       unit: 'results/s',
-      what: 'each message\'s 20 payloads into one table with no index, one synchronous=FULL WAL commit per message',
+      what: "each message's 20 payloads into one table with no index, one synchronous=FULL WAL commit per message",
       durable: sig(resultsPerSec),
       ratioOfFloor: sig(resultsPerSec / floor),
       floorToCeiling: sig(floor / ceiling),

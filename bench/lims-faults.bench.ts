@@ -91,7 +91,13 @@ async function drainOnce(server: LimsChild, secretFile: string, from: number): P
       throw new Error(`not every record applied exactly once: outbox ${JSON.stringify(states)}, ${records} records, ${applied} applications`);
     }
     const almost = (almostAt ?? ended) - started;
-    return { rate: ROWS / seconds, pace: (0.99 * ROWS) / (almost / 1000), tail: (ended - started - almost) / 1000, pauses, replays: after.replays - before.replays };
+    return {
+      rate: ROWS / seconds,
+      pace: (0.99 * ROWS) / (almost / 1000),
+      tail: (ended - started - almost) / 1000,
+      pauses,
+      replays: after.replays - before.replays,
+    };
   } finally {
     await sink.close();
     store.close();
@@ -114,7 +120,7 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
     const faulty: Drained[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       await server.configure(CLEAN);
-      clean.push(await drainOnce(server, secretFile, (2 * round) * ROWS * 2));
+      clean.push(await drainOnce(server, secretFile, 2 * round * ROWS * 2));
       await server.configure(FAULTS);
       faulty.push(await drainOnce(server, secretFile, (2 * round + 1) * ROWS * 2));
     }

@@ -88,7 +88,12 @@ function deliverAll(store: Store): void {
     for (;;) {
       const rows = store.outbox.claimDue(sink, 5000);
       if (rows.length === 0) break;
-      store.outbox.recordOutcomes(sink, rows, rows.map(() => outcome), rows.map(() => null));
+      store.outbox.recordOutcomes(
+        sink,
+        rows,
+        rows.map(() => outcome),
+        rows.map(() => null),
+      );
     }
   }
 }
@@ -102,8 +107,10 @@ function fileBytes(store: Store, dir: string): number {
 function tableShares(store: Store): Record<string, number> {
   try {
     const rows = store.db
-      .prepare(`SELECT coalesce(m.tbl_name, s.name) AS t, SUM(s.pgsize) AS bytes FROM dbstat s
-        LEFT JOIN sqlite_master m ON m.name = s.name GROUP BY t`)
+      .prepare(
+        `SELECT coalesce(m.tbl_name, s.name) AS t, SUM(s.pgsize) AS bytes FROM dbstat s
+        LEFT JOIN sqlite_master m ON m.name = s.name GROUP BY t`,
+      )
       .all() as { t: string; bytes: number }[];
     return Object.fromEntries(rows.filter((r) => r.bytes > MB / 10).map((r) => [`${r.t}Mb`, sig(r.bytes / MB)]));
   } catch {

@@ -32,7 +32,7 @@ register('check-config', 'validate the configuration file without starting anyth
 register('status', 'per sink: pending, sent, dead, conflicts, oldest pending, rate, time to drain', () => import('./commands/status.js'));
 register('dead-letter', 'list, retry or purge results a sink refused for good (audited)', () => import('./commands/dead-letter.js'));
 register('pg-migrate', 'create or upgrade the central PostgreSQL schema, or print its SQL', () => import('./commands/pg-migrate.js'));
-register('fhir-jwks', 'print the public JWKS of the FHIR sink\'s SMART Backend Services key, to register it', () => import('./commands/fhir-jwks.js'));
+register('fhir-jwks', "print the public JWKS of the FHIR sink's SMART Backend Services key, to register it", () => import('./commands/fhir-jwks.js'));
 register('emulate', 'play an ASTM analyzer on a serial port, to try a gateway without one', () => import('./commands/emulate.js'));
 register('demo', 'run the whole pipeline on this machine (emulated analyzer, embedded PostgreSQL, test LIMS) with faults', () => import('./commands/demo.js'));
 

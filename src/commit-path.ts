@@ -15,9 +15,7 @@ import { JunkSampler } from './junk-sampler.js';
 import type { DriverContext, IngestOutcome } from './runner-contract.js';
 
 /** What became of one message: the runner acknowledges `committed` and refuses `unavailable` (NAK, AR, retry). */
-export type CommitOutcome =
-  | { kind: 'committed'; summary: IngestSummary; decoded: DecodedMessage }
-  | { kind: 'unavailable'; reason: string };
+export type CommitOutcome = { kind: 'committed'; summary: IngestSummary; decoded: DecodedMessage } | { kind: 'unavailable'; reason: string };
 
 /** How a runner names input that is not a message, in its events, log lines and the sample's rejection. */
 export interface JunkLabel {
@@ -68,7 +66,11 @@ export class CommitPath {
     if (decision.kind === 'count') return logged(false);
     const more = decision.unsampled > 0 ? `; ${decision.unsampled} more ${label.many} like it since the last sample were counted, not kept` : '';
     // A sample the store cannot take is only counted: junk is never retried.
-    this.journal(raw, () => ({ results: [], rejections: [{ reason: `${reason}${more}` }] }), (outcome) => logged(outcome.kind === 'committed'));
+    this.journal(
+      raw,
+      () => ({ results: [], rejections: [{ reason: `${reason}${more}` }] }),
+      (outcome) => logged(outcome.kind === 'committed'),
+    );
   }
 
   /** Resolves once every outcome the port still owes has arrived (a runner's stop). */
@@ -102,7 +104,10 @@ export class CommitPath {
       return outcome;
     }
     this.ctx.onEvent({ kind: 'message', summary: outcome.summary });
-    this.ctx.log.info({ ...detail(), captureId: outcome.summary.captureId, results: decoded.results.length, rejected: decoded.rejections.length }, `${this.protocol} message committed`);
+    this.ctx.log.info(
+      { ...detail(), captureId: outcome.summary.captureId, results: decoded.results.length, rejected: decoded.rejections.length },
+      `${this.protocol} message committed`,
+    );
     return { kind: 'committed', summary: outcome.summary, decoded };
   }
 

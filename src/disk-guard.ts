@@ -71,7 +71,14 @@ export class DiskGuard {
       next = { path, freeBytes, floorBytes, accepting, checkedAt: clock.now() };
       if (!accepting) next.reason = `${mb(freeBytes)} free on ${path}, below the floor of ${mb(floorBytes)}`;
     } catch (err) {
-      next = { path, freeBytes: undefined, floorBytes, accepting: false, reason: `cannot measure free space on ${path}: ${(err as Error).message}`, checkedAt: clock.now() };
+      next = {
+        path,
+        freeBytes: undefined,
+        floorBytes,
+        accepting: false,
+        reason: `cannot measure free space on ${path}: ${(err as Error).message}`,
+        checkedAt: clock.now(),
+      };
     }
     const changed = next.accepting !== this.current.accepting;
     this.current = next;

@@ -32,9 +32,7 @@ export interface MessageDecoders {
   line?: LineReportDecoder;
 }
 
-export type DriverOptionsResult =
-  | { kind: 'ok'; driver: Driver }
-  | { kind: 'invalid'; problems: { path: string; message: string }[] };
+export type DriverOptionsResult = { kind: 'ok'; driver: Driver } | { kind: 'invalid'; problems: { path: string; message: string }[] };
 
 /** Validates an instrument's driver options and binds them into a Driver. */
 export function bindDriver(protocol: Protocol, rawOptions: unknown, decoders: MessageDecoders = {}): DriverOptionsResult {

@@ -2,13 +2,7 @@
 
 /** Stable error codes; never renumber or reuse one. */
 export type LabgateErrorCode =
-  | 'CONFIG_INVALID'
-  | 'CONFIG_UNREADABLE'
-  | 'DATA_DIR_LOCKED'
-  | 'STORE_MIGRATION_FAILED'
-  | 'STORE_SCHEMA_NEWER'
-  | 'STORE_UNAVAILABLE'
-  | 'USAGE';
+  'CONFIG_INVALID' | 'CONFIG_UNREADABLE' | 'DATA_DIR_LOCKED' | 'STORE_MIGRATION_FAILED' | 'STORE_SCHEMA_NEWER' | 'STORE_UNAVAILABLE' | 'USAGE';
 
 /** The one exception type labgate throws on purpose. */
 export class LabgateError extends Error {

@@ -69,12 +69,37 @@ export class Metrics {
     });
     this.naks = new Counter({ name: 'labgate_naks_total', help: 'NAK (ASTM) or AR (HL7) sent to the analyzer', labelNames: ['instrument'], registers: r });
     this.checksumErrors = new Counter({ name: 'labgate_checksum_errors_total', help: 'Frames with a bad checksum', labelNames: ['instrument'], registers: r });
-    this.discarded = new Counter({ name: 'labgate_discarded_messages_total', help: 'Incomplete messages discarded (unplug, timeout)', labelNames: ['instrument'], registers: r });
-    this.lost = new Counter({ name: 'labgate_lost_messages_total', help: 'Messages the analyzer will not resend that could not be kept (a printer report the store could not take in time)', labelNames: ['instrument'], registers: r });
-    this.commitFailures = new Counter({ name: 'labgate_commit_failures_total', help: 'Messages the store could not commit', labelNames: ['instrument'], registers: r });
+    this.discarded = new Counter({
+      name: 'labgate_discarded_messages_total',
+      help: 'Incomplete messages discarded (unplug, timeout)',
+      labelNames: ['instrument'],
+      registers: r,
+    });
+    this.lost = new Counter({
+      name: 'labgate_lost_messages_total',
+      help: 'Messages the analyzer will not resend that could not be kept (a printer report the store could not take in time)',
+      labelNames: ['instrument'],
+      registers: r,
+    });
+    this.commitFailures = new Counter({
+      name: 'labgate_commit_failures_total',
+      help: 'Messages the store could not commit',
+      labelNames: ['instrument'],
+      registers: r,
+    });
     this.bytes = new Counter({ name: 'labgate_received_bytes_total', help: 'Bytes received from the analyzer', labelNames: ['instrument'], registers: r });
-    this.reconnects = new Counter({ name: 'labgate_port_reconnects_total', help: 'Times a port came back after being connected', labelNames: ['instrument'], registers: r });
-    this.portState = new Gauge({ name: 'labgate_port_state', help: '1 for the port state the instrument is in', labelNames: ['instrument', 'state'], registers: r });
+    this.reconnects = new Counter({
+      name: 'labgate_port_reconnects_total',
+      help: 'Times a port came back after being connected',
+      labelNames: ['instrument'],
+      registers: r,
+    });
+    this.portState = new Gauge({
+      name: 'labgate_port_state',
+      help: '1 for the port state the instrument is in',
+      labelNames: ['instrument', 'state'],
+      registers: r,
+    });
     this.outcomes = new Counter({ name: 'labgate_sink_outcomes_total', help: 'Delivery outcomes per sink', labelNames: ['sink', 'outcome'], registers: r });
     this.latency = new Histogram({
       name: 'labgate_delivery_latency_seconds',
@@ -90,14 +115,24 @@ export class Metrics {
       labelNames: ['instrument', 'reason'],
       registers: r,
     });
-    this.queries = new Counter({ name: 'labgate_host_queries_total', help: 'Host queries (ASTM Q) received from two-way analyzers', labelNames: ['instrument'], registers: r });
+    this.queries = new Counter({
+      name: 'labgate_host_queries_total',
+      help: 'Host queries (ASTM Q) received from two-way analyzers',
+      labelNames: ['instrument'],
+      registers: r,
+    });
     this.answers = new Counter({
       name: 'labgate_query_answers_total',
       help: 'Answers to host queries: orders, no-information (with its reason), or failed (never reached the analyzer)',
       labelNames: ['instrument', 'answer', 'reason'],
       registers: r,
     });
-    this.downloads = new Counter({ name: 'labgate_order_downloads_total', help: 'Download-mode messages the analyzer ACKed', labelNames: ['instrument'], registers: r });
+    this.downloads = new Counter({
+      name: 'labgate_order_downloads_total',
+      help: 'Download-mode messages the analyzer ACKed',
+      labelNames: ['instrument'],
+      registers: r,
+    });
     this.backlogGauges(r);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'labgate_' });
   }
@@ -137,7 +172,6 @@ export class Metrics {
     if (figure === 'answers-failed') return this.answers.inc({ instrument, answer: 'failed', reason: '' });
     if (figure.startsWith('no-information:')) this.answers.inc({ instrument, answer: 'no-information', reason: figure.slice('no-information:'.length) });
   }
-
 
   /** Counts one unhandled rejection (wire to ProcessFaults.onRecord). */
   unhandledError(): void {

@@ -40,29 +40,30 @@ export type Provenance = z.infer<typeof provenanceSchema>;
 /** A normalized result, validated. `resultedAt` is always in the canonical key form. */
 export const keyedResultSchema = z
   .object({
-  accession: nonEmptyTrimmed.refine((a) => printable.test(a), 'must hold a printable character'),
-  analyteLoinc: nonEmptyTrimmed.transform((s) => s.toUpperCase()),
-  instrumentId: nonEmptyTrimmed,
-  resultedAt: z.string().regex(canonicalInstantPattern, 'must be YYYY-MM-DDTHH:MM:SS+00:00'),
-  /** The value exactly as sent (trimmed). */
-  valueText: z.string(),
-  /** The number, only when the analyzer sent exactly one number (src/result-value.ts); never for a censored value. */
-  value: z.number().finite().nullable(),
-  /** Set, with `bound`, only for a censored value: `<0.5` is comparator `<`, bound 0.5, value null. */
-  comparator: z.enum(comparators).nullable(),
-  bound: z.number().finite().nullable(),
-  unit: z.string().nullable(),
-  status: z.enum(resultStatuses),
-  /** The analyzer's own status letter as sent (ASTM R.9, HL7 OBX-11), trimmed; null when it sent none. */
-  statusCode: z.string().nullable(),
-  flags: z.array(z.string()),
-  referenceRange: z.string().nullable(),
-  qc: z.boolean(),
-  source: provenanceSchema,
+    accession: nonEmptyTrimmed.refine((a) => printable.test(a), 'must hold a printable character'),
+    analyteLoinc: nonEmptyTrimmed.transform((s) => s.toUpperCase()),
+    instrumentId: nonEmptyTrimmed,
+    resultedAt: z.string().regex(canonicalInstantPattern, 'must be YYYY-MM-DDTHH:MM:SS+00:00'),
+    /** The value exactly as sent (trimmed). */
+    valueText: z.string(),
+    /** The number, only when the analyzer sent exactly one number (src/result-value.ts); never for a censored value. */
+    value: z.number().finite().nullable(),
+    /** Set, with `bound`, only for a censored value: `<0.5` is comparator `<`, bound 0.5, value null. */
+    comparator: z.enum(comparators).nullable(),
+    bound: z.number().finite().nullable(),
+    unit: z.string().nullable(),
+    status: z.enum(resultStatuses),
+    /** The analyzer's own status letter as sent (ASTM R.9, HL7 OBX-11), trimmed; null when it sent none. */
+    statusCode: z.string().nullable(),
+    flags: z.array(z.string()),
+    referenceRange: z.string().nullable(),
+    qc: z.boolean(),
+    source: provenanceSchema,
   })
   .superRefine((r, ctx) => {
     // Invariant 8: a consumer that reads only `value` must never take `<0.5` for 0.5.
-    if (r.comparator !== null && r.value !== null) ctx.addIssue({ code: 'custom', path: ['value'], message: 'a censored value has no number (its bound is `bound`)' });
+    if (r.comparator !== null && r.value !== null)
+      ctx.addIssue({ code: 'custom', path: ['value'], message: 'a censored value has no number (its bound is `bound`)' });
     if ((r.comparator === null) !== (r.bound === null)) ctx.addIssue({ code: 'custom', path: ['bound'], message: 'comparator and bound come together' });
   });
 export type KeyedResult = z.infer<typeof keyedResultSchema>;
@@ -77,12 +78,7 @@ export function canonicalInstant(instant: Date | number): string {
 }
 
 /** SHA-256 hex of `accession|LOINC|instrument|resulted_at`, each part normalized as the central system does. */
-export function dedupKey(parts: {
-  accession: string;
-  analyteLoinc: string;
-  instrumentId: string;
-  resultedAt: string | Date | number;
-}): string {
+export function dedupKey(parts: { accession: string; analyteLoinc: string; instrumentId: string; resultedAt: string | Date | number }): string {
   const accession = parts.accession.trim();
   const loinc = parts.analyteLoinc.trim().toUpperCase();
   const instrument = parts.instrumentId.trim();

@@ -10,9 +10,7 @@ import type { OrdersPort } from './orders/desk.js';
 import type { Transport } from './transport/transport.js';
 
 /** Outcome of committing one message; `unavailable` means the analyzer must keep it (NAK / AR). */
-export type IngestOutcome =
-  | { kind: 'committed'; summary: IngestSummary; rejections: DecodedMessage['rejections'] }
-  | { kind: 'unavailable'; reason: string };
+export type IngestOutcome = { kind: 'committed'; summary: IngestSummary; rejections: DecodedMessage['rejections'] } | { kind: 'unavailable'; reason: string };
 
 /**
  * Commits one message durably; the runtime wraps store.ingest (which may fail on a full disk). Its outcome may come

@@ -13,10 +13,7 @@ export interface WallTime {
   millisecond?: number;
 }
 
-export type ZonedInstant =
-  | { kind: 'instant'; epochMs: number }
-  | { kind: 'nonexistent'; reason: string }
-  | { kind: 'invalid'; reason: string };
+export type ZonedInstant = { kind: 'instant'; epochMs: number } | { kind: 'nonexistent'; reason: string } | { kind: 'invalid'; reason: string };
 
 const fixedOffsetPattern = /^(?:UTC|GMT)?([+-])(\d{2}):?(\d{2})$/;
 /** ISO 8601 and HL7 DTM: a UTC offset is at most ±14:00, its minutes below 60. */

@@ -31,9 +31,13 @@ describe('CommitPath', () => {
     const h = makeContext(mindrayBs.profile);
     const path = new CommitPath(h.ctx, 'hl7');
     const outcomes: CommitOutcome[] = [];
-    path.commit(Buffer.from('MSH|secret'), () => {
-      throw new RangeError('value 123-45-6789 out of range');
-    }, (o) => outcomes.push(o));
+    path.commit(
+      Buffer.from('MSH|secret'),
+      () => {
+        throw new RangeError('value 123-45-6789 out of range');
+      },
+      (o) => outcomes.push(o),
+    );
     expect(h.ingest.messages).toHaveLength(1);
     expect(h.ingest.messages[0]!.capture.raw.toString()).toBe('MSH|secret');
     expect(h.ingest.messages[0]!.rejections).toEqual([{ reason: 'decoder error (RangeError): the message was kept raw for reprocessing' }]);
@@ -47,10 +51,18 @@ describe('CommitPath', () => {
     const path = new CommitPath(h.ctx, 'hl7');
     const outcomes: CommitOutcome[] = [];
     h.setAccepting(false);
-    path.commit(Buffer.from('x'), () => ({ results: [], rejections: [] }), (o) => outcomes.push(o));
+    path.commit(
+      Buffer.from('x'),
+      () => ({ results: [], rejections: [] }),
+      (o) => outcomes.push(o),
+    );
     h.setAccepting(true);
     h.ingest.mode = 'throw';
-    path.commit(Buffer.from('x'), () => ({ results: [], rejections: [] }), (o) => outcomes.push(o));
+    path.commit(
+      Buffer.from('x'),
+      () => ({ results: [], rejections: [] }),
+      (o) => outcomes.push(o),
+    );
     expect(outcomes).toEqual([
       { kind: 'unavailable', reason: 'store not accepting' },
       { kind: 'unavailable', reason: 'ingest failed: SQLITE_FULL: database or disk is full' },
@@ -67,7 +79,10 @@ describe('CommitPath', () => {
     h.clock.advance(60_000);
     path.junk(Buffer.from('noise 5'), 'no H record', label, (s) => sampled.push(s));
     expect(sampled).toEqual([true, false, false, false, false, true]);
-    expect(h.ingest.messages.map((m) => m.rejections[0]!.reason)).toEqual(['no H record', 'no H record; 4 more inputs like it since the last sample were counted, not kept']);
+    expect(h.ingest.messages.map((m) => m.rejections[0]!.reason)).toEqual([
+      'no H record',
+      'no H record; 4 more inputs like it since the last sample were counted, not kept',
+    ]);
     expect(h.events.filter((e) => e.kind === 'discarded')).toHaveLength(6);
   });
 
@@ -77,7 +92,11 @@ describe('CommitPath', () => {
     h.ctx.ingest = deferred.port;
     const path = new CommitPath(h.ctx, 'hl7');
     const outcomes: CommitOutcome[] = [];
-    path.commit(Buffer.from('x'), () => ({ results: [], rejections: [] }), (o) => outcomes.push(o));
+    path.commit(
+      Buffer.from('x'),
+      () => ({ results: [], rejections: [] }),
+      (o) => outcomes.push(o),
+    );
     let settled = false;
     void path.settled().then(() => (settled = true));
     await settle();

@@ -14,8 +14,16 @@ const profile: InstrumentProfile = { id: 'i-1', gatewayId: 'gw', timezone: 'UTC'
 
 const astm = (value: string) => decodeAstmText(Buffer.from(`H|\\^&\rO|1|A1\rR|1|^^^GLU|${value}|||||F||||20260701100000\rL|1\r`, 'latin1'), profile, options());
 const hl7 = (type: string) => (value: string) =>
-  decodeHl7Capture(Buffer.from(`MSH|^~\\&|A|B|||20260701100000||ORU^R01|1|P|2.5\rOBR|1||A1|P|||20260701100000\rOBX|1|${type}|GLU||${value}||||||F\r`, 'latin1'), profile)[0]!;
-const lineLayout = lineOptions({ start: '^ID (?<accession>\\S+) (?<year>\\d{4})(?<month>\\d\\d)(?<day>\\d\\d)(?<hour>\\d\\d)(?<minute>\\d\\d)', result: '^(?<code>GLU) (?<value>\\S+)', idleMs: 1000, maxLineBytes: 1_048_576 });
+  decodeHl7Capture(
+    Buffer.from(`MSH|^~\\&|A|B|||20260701100000||ORU^R01|1|P|2.5\rOBR|1||A1|P|||20260701100000\rOBX|1|${type}|GLU||${value}||||||F\r`, 'latin1'),
+    profile,
+  )[0]!;
+const lineLayout = lineOptions({
+  start: '^ID (?<accession>\\S+) (?<year>\\d{4})(?<month>\\d\\d)(?<day>\\d\\d)(?<hour>\\d\\d)(?<minute>\\d\\d)',
+  result: '^(?<code>GLU) (?<value>\\S+)',
+  idleMs: 1000,
+  maxLineBytes: 1_048_576,
+});
 const line = (value: string) => decodeLineCapture(Buffer.from(`ID A1 202607011000\nGLU ${value}\n`, 'latin1'), profile, lineLayout)[0]!;
 
 const digits = (n: number) => '1'.repeat(n) + 'x';

@@ -114,6 +114,9 @@ describe('keyed result', () => {
   });
 
   it('keeps the status letter beside the status', () => {
-    expect(keyedResultSchema.parse(potassium('A1', { status: 'entered-in-error', statusCode: 'W' }))).toMatchObject({ status: 'entered-in-error', statusCode: 'W' });
+    expect(keyedResultSchema.parse(potassium('A1', { status: 'entered-in-error', statusCode: 'W' }))).toMatchObject({
+      status: 'entered-in-error',
+      statusCode: 'W',
+    });
   });
 });

@@ -6,15 +6,11 @@ const VECTOR = 'f737981efdd975cec05399faf6459a46f7763c508ac27bf6735dbdc1cb9c978f
 
 describe('dedup key', () => {
   it('matches the central system for the reference vector', () => {
-    expect(
-      dedupKey({ accession: 'A100', analyteLoinc: '2823-3', instrumentId: 'chem-1', resultedAt: new Date('2026-07-01T14:30:00Z') }),
-    ).toBe(VECTOR);
+    expect(dedupKey({ accession: 'A100', analyteLoinc: '2823-3', instrumentId: 'chem-1', resultedAt: new Date('2026-07-01T14:30:00Z') })).toBe(VECTOR);
   });
 
   it('matches for padded fields, sub-second time and a +02:00 offset', () => {
-    expect(
-      dedupKey({ accession: ' A100 ', analyteLoinc: '2823-3 ', instrumentId: 'chem-1', resultedAt: '2026-07-01T16:30:00.750+02:00' }),
-    ).toBe(VECTOR);
+    expect(dedupKey({ accession: ' A100 ', analyteLoinc: '2823-3 ', instrumentId: 'chem-1', resultedAt: '2026-07-01T16:30:00.750+02:00' })).toBe(VECTOR);
   });
 
   it('collapses whitespace, LOINC case, sub-second jitter and offsets onto one key', () => {

@@ -3,7 +3,12 @@
 // keeps the stack flat. One loop for the receiver (link.ts) and the whole line (line.ts).
 
 /** Runs `input` and every input its effects produce through `step`; returns the last state. `perform` is given the state the step left. */
-export function driveMachine<S, I, E>(step: (state: S, input: I) => { state: S; effects: E[] }, state: S, input: I, perform: (effect: E, after: S) => I | void): S {
+export function driveMachine<S, I, E>(
+  step: (state: S, input: I) => { state: S; effects: E[] },
+  state: S,
+  input: I,
+  perform: (effect: E, after: S) => I | void,
+): S {
   let s = state;
   const inputs: I[] = [input];
   for (let next = inputs.shift(); next !== undefined; next = inputs.shift()) {

@@ -28,7 +28,10 @@ export function readAnswer(text: string): { orders: Map<string, string[]>; termi
   for (const record of records) {
     const f = record.split(d.field);
     if (f[0] === 'O') {
-      const codes = (f[4] ?? '').split(d.repeat).map((t) => t.split(d.component)[3] ?? '').filter((c) => c !== '');
+      const codes = (f[4] ?? '')
+        .split(d.repeat)
+        .map((t) => t.split(d.component)[3] ?? '')
+        .filter((c) => c !== '');
       orders.set((f[2] ?? '').split(d.component)[0] ?? '', codes);
     } else if (f[0] === 'L') termination = f[2] ?? '';
   }
@@ -65,7 +68,9 @@ export class QueryingAnalyzer {
   /** Runs exactly the ordered tests and sends their results, one message per specimen, in one session. */
   runOrdered(orders: ReadonlyMap<string, readonly string[]>, valueOf: (accession: string, code: string) => string): Promise<EmulatorOutcome> {
     const at = this.clock.now();
-    const messages = [...orders].filter(([, codes]) => codes.length > 0).map(([accession, codes]) => resultsMessage(accession, codes, at, (c) => valueOf(accession, c)));
+    const messages = [...orders]
+      .filter(([, codes]) => codes.length > 0)
+      .map(([accession, codes]) => resultsMessage(accession, codes, at, (c) => valueOf(accession, c)));
     if (messages.length === 0) return Promise.resolve({ kind: 'sent', frames: 0, retransmissions: 0, restarts: 0 });
     return this.emulator.send(messages);
   }

@@ -39,8 +39,7 @@ export interface EmulatorOptions {
 
 /** What became of one session. */
 export type EmulatorOutcome =
-  | { kind: 'sent'; frames: number; retransmissions: number; restarts: number }
-  | { kind: 'aborted'; reason: string; restarts: number };
+  { kind: 'sent'; frames: number; retransmissions: number; restarts: number } | { kind: 'aborted'; reason: string; restarts: number };
 
 type Reply = 'ACK' | 'NAK' | 'EOT' | 'ENQ' | 'timeout';
 
@@ -70,11 +69,23 @@ export class AstmEmulator {
     options: EmulatorOptions = {},
   ) {
     this.o = {
-      maxFrameBytes: 247, framesPer: 'message', charset: 'latin1', replyTimeoutMs: 15_000, maxRetransmissions: 6,
-      busyRetryMs: 10_000, maxRestarts: 3, role: 'instrument', ...withoutUndefined(options),
+      maxFrameBytes: 247,
+      framesPer: 'message',
+      charset: 'latin1',
+      replyTimeoutMs: 15_000,
+      maxRetransmissions: 6,
+      busyRetryMs: 10_000,
+      maxRestarts: 3,
+      role: 'instrument',
+      ...withoutUndefined(options),
     };
     const f = options.faults ?? {};
-    this.faults = { corruptChecksum: [...(f.corruptChecksum ?? [])], dropAck: [...(f.dropAck ?? [])], duplicateFrame: [...(f.duplicateFrame ?? [])], pause: [...(f.pause ?? [])] };
+    this.faults = {
+      corruptChecksum: [...(f.corruptChecksum ?? [])],
+      dropAck: [...(f.dropAck ?? [])],
+      duplicateFrame: [...(f.duplicateFrame ?? [])],
+      pause: [...(f.pause ?? [])],
+    };
     transport.onData((data) => this.onData(data));
   }
 
@@ -111,7 +122,10 @@ export class AstmEmulator {
     return out;
   }
 
-  private async session(frames: { text: Buffer; final: boolean }[], contended: boolean): Promise<{ kind: 'sent'; frames: number; retransmissions: number } | { kind: 'aborted'; reason: string }> {
+  private async session(
+    frames: { text: Buffer; final: boolean }[],
+    contended: boolean,
+  ): Promise<{ kind: 'sent'; frames: number; retransmissions: number } | { kind: 'aborted'; reason: string }> {
     this.sending = true;
     try {
       return await this.transfer(frames, contended);
@@ -120,7 +134,10 @@ export class AstmEmulator {
     }
   }
 
-  private async transfer(frames: { text: Buffer; final: boolean }[], contended: boolean): Promise<{ kind: 'sent'; frames: number; retransmissions: number } | { kind: 'aborted'; reason: string }> {
+  private async transfer(
+    frames: { text: Buffer; final: boolean }[],
+    contended: boolean,
+  ): Promise<{ kind: 'sent'; frames: number; retransmissions: number } | { kind: 'aborted'; reason: string }> {
     const established = await this.establish(contended);
     if (established !== 'ok') return { kind: 'aborted', reason: established };
     let retransmissions = 0;

@@ -31,11 +31,7 @@ const restricted = byteTable(Array.from({ length: 32 }, (_, i) => i).filter((c) 
 export const endsText = byteTable([ETX, ETB, STX, EOT]);
 
 /** Why a frame was refused. */
-export type FrameInvalidReason =
-  | 'framing'
-  | 'checksum'
-  | 'frame-too-long'
-  | 'restricted-character';
+export type FrameInvalidReason = 'framing' | 'checksum' | 'frame-too-long' | 'restricted-character';
 
 /**
  * One decoded frame, or why not; `length` is how many bytes from the STX were consumed. `frameNumber` is null

@@ -90,7 +90,8 @@ function establish(s: Exclude<FramedState, Committing>, effects: Effects): Frame
 }
 
 function onFrame(s: Receiving | Aborted, r: FrameRead, effects: Effects): FramedState {
-  if (r.kind === 'incomplete') return s.phase === 'aborted' ? { ...s, partial: r.partial } : receiving(s, s.lastFrameNumber, s.lastText, s.message, s.refusals, r.partial);
+  if (r.kind === 'incomplete')
+    return s.phase === 'aborted' ? { ...s, partial: r.partial } : receiving(s, s.lastFrameNumber, s.lastText, s.message, s.refusals, r.partial);
   if (r.kind === 'invalid') {
     // LIS01-A2 8.5.1: a defective frame is NAKed; the sender retransmits it.
     if (r.reason === 'checksum') effects.push(event({ kind: 'checksum-error' }));
@@ -105,7 +106,11 @@ function onFrame(s: Receiving | Aborted, r: FrameRead, effects: Effects): Framed
   }
   if (!isNextFrameNumber(s, frame.frameNumber)) return refuse(s, 'frame-number', effects);
   if (s.message.bytes + frame.bytes.length > MAX_MESSAGE_BYTES) {
-    effects.push(write(NAK), event({ kind: 'nak', reason: 'message too large' }), event({ kind: 'discarded', reason: `message over ${MAX_MESSAGE_BYTES} bytes` }));
+    effects.push(
+      write(NAK),
+      event({ kind: 'nak', reason: 'message too large' }),
+      event({ kind: 'discarded', reason: `message over ${MAX_MESSAGE_BYTES} bytes` }),
+    );
     return aborted(s);
   }
   return accept(s, frame, effects);
@@ -115,7 +120,15 @@ function accept(s: Receiving, frame: AcceptedFrame, effects: Effects): FramedSta
   const message = withFrame(s.message, frame);
   if (isComplete(message)) {
     effects.push(cancel(), { kind: 'commit', ...assemble(message) });
-    return { ...common(s), phase: 'committing', lastFrameNumber: s.lastFrameNumber, lastText: s.lastText, message: s.message, completing: frame, inbox: emptyInbox };
+    return {
+      ...common(s),
+      phase: 'committing',
+      lastFrameNumber: s.lastFrameNumber,
+      lastText: s.lastText,
+      message: s.message,
+      completing: frame,
+      inbox: emptyInbox,
+    };
   }
   effects.push(write(ACK), arm());
   return receiving(s, frame.frameNumber, frame.text, message, 0, null);
@@ -139,7 +152,15 @@ function refuse(s: Receiving | Aborted, reason: string, effects: Effects): Frame
 function onEot(s: Receiving | Aborted, effects: Effects): FramedState {
   if (s.phase === 'receiving' && s.message.frames > 0 && s.message.final && s.config.deviations.completeAtEot) {
     effects.push(cancel(), { kind: 'commit', ...assemble(s.message) });
-    return { ...common(s), phase: 'committing', lastFrameNumber: s.lastFrameNumber, lastText: s.lastText, message: s.message, completing: null, inbox: emptyInbox };
+    return {
+      ...common(s),
+      phase: 'committing',
+      lastFrameNumber: s.lastFrameNumber,
+      lastText: s.lastText,
+      message: s.message,
+      completing: null,
+      inbox: emptyInbox,
+    };
   }
   effects.push(cancel());
   if (s.phase === 'receiving') reportDiscard(s, 'EOT', effects);
@@ -224,7 +245,14 @@ function common(s: FramedState): Pick<Neutral, 'config' | 'accepting'> {
   return { config: s.config, accepting: s.accepting };
 }
 
-function receiving(s: FramedState, lastFrameNumber: number | null, lastText: Buffer | null, message: MessageSoFar, refusals: number, partial: PartialFrame | null): Receiving {
+function receiving(
+  s: FramedState,
+  lastFrameNumber: number | null,
+  lastText: Buffer | null,
+  message: MessageSoFar,
+  refusals: number,
+  partial: PartialFrame | null,
+): Receiving {
   return { phase: 'receiving', config: s.config, accepting: s.accepting, lastFrameNumber, lastText, message, partial, refusals };
 }
 

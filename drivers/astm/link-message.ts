@@ -33,8 +33,13 @@ export function newMessage(opening?: Buffer): MessageSoFar {
 /** The message with one more accepted frame. */
 export function withFrame(m: MessageSoFar, f: AcceptedFrame): MessageSoFar {
   return {
-    raw: append(m.raw, f.bytes), bytes: m.bytes + f.bytes.length, texts: append(m.texts, f.text), frames: m.frames + 1,
-    end: addText(m.end, f.text), final: f.final, refused: m.refused,
+    raw: append(m.raw, f.bytes),
+    bytes: m.bytes + f.bytes.length,
+    texts: append(m.texts, f.text),
+    frames: m.frames + 1,
+    end: addText(m.end, f.text),
+    final: f.final,
+    refused: m.refused,
   };
 }
 

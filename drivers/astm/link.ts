@@ -19,11 +19,7 @@ export type LinkConfig = Pick<AstmOptions, 'framing' | 'maxFrameBytes'> & { devi
 /** Events the link layer reports (a subset of the runner's DriverEvents). */
 export type LinkEvent = Extract<DriverEvent, { kind: 'nak' | 'checksum-error' | 'discarded' }>;
 
-export type LinkInput =
-  | { kind: 'bytes'; data: Buffer }
-  | { kind: 'timeout' }
-  | { kind: 'committed'; ok: boolean }
-  | { kind: 'accepting'; accepting: boolean };
+export type LinkInput = { kind: 'bytes'; data: Buffer } | { kind: 'timeout' } | { kind: 'committed'; ok: boolean } | { kind: 'accepting'; accepting: boolean };
 
 export type LinkEffect =
   | { kind: 'write'; data: Buffer }

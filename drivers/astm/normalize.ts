@@ -29,7 +29,9 @@ export function normalizeMessages(messages: readonly ParsedMessage[], profile: I
     if (m.strayLines > 0) out.rejections.push({ reason: `${m.strayLines} line(s) not read: not a record (a type letter and the field delimiter)` });
     if (m.queries.length > 0) (out.queries ??= []).push(...m.queries.map((q) => readQuery(q, options)));
     if (m.queries.length > 0 && !options.orders.query) {
-      out.rejections.push({ reason: `${m.queries.length} host query (Q) record(s) not answered: query mode is off for this instrument (options.orders.query)` });
+      out.rejections.push({
+        reason: `${m.queries.length} host query (Q) record(s) not answered: query mode is off for this instrument (options.orders.query)`,
+      });
     }
     // An analyzer allowed to end its messages at EOT (deviations.completeAtEot) sends no L record.
     if (m.header && !m.terminated && !options.deviations.completeAtEot) out.rejections.push({ reason: 'message has no L terminator record (incomplete)' });
@@ -79,7 +81,9 @@ export function normalizeResult(
     unit: mapped.unit ?? null,
     status: status.status,
     statusCode: status.statusCode,
-    flags: repeats(entry.result, 7).map((f) => f.trim()).filter(Boolean),
+    flags: repeats(entry.result, 7)
+      .map((f) => f.trim())
+      .filter(Boolean),
     referenceRange: component(entry.result, 6, 1).trim() || null,
     qc: isQc(entry, options),
     source: { gatewayId: profile.gatewayId, driver: 'astm', analyzerCode: code, captureId: null },

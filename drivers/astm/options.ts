@@ -50,7 +50,13 @@ export const ordersOptionsSchema = z.strictObject({
    * available from last query"), `order` (an O record per specimen with `actionCode` and report type `Y`), or `none`.
    */
   noInformation: z
-    .strictObject({ answer: z.enum(['terminator', 'order', 'none']).default('terminator'), actionCode: z.string().regex(/^[A-Z]$/, 'expected one upper-case letter').default('C') })
+    .strictObject({
+      answer: z.enum(['terminator', 'order', 'none']).default('terminator'),
+      actionCode: z
+        .string()
+        .regex(/^[A-Z]$/, 'expected one upper-case letter')
+        .default('C'),
+    })
     .default({ answer: 'terminator', actionCode: 'C' }),
   /** Put the LIMS's patient (id, name, birth date, sex) into the P record; otherwise P carries nothing but its number. */
   patient: z.boolean().default(false),
@@ -80,7 +86,10 @@ export const astmOptionsSchema = z.strictObject({
    * Fields tried in order for the result time (LIS2-A2: R.13 completed, R.12 started, H.14 message);
    * the first non-empty one decides. H, O and R fields only: P holds demographics (P.8 is the birth date).
    */
-  resultTime: z.array(fieldRef.refine((f) => /^[HOR]\./.test(f), 'expected an H, O or R field')).min(1).default(['R.13', 'R.12', 'H.14']),
+  resultTime: z
+    .array(fieldRef.refine((f) => /^[HOR]\./.test(f), 'expected an H, O or R field'))
+    .min(1)
+    .default(['R.13', 'R.12', 'H.14']),
   /** Analyzer codes the laboratory chose not to load (raw signals, image file names); not rejected, not loaded. */
   ignoreCodes: z.array(z.string().trim().min(1)).default([]),
   qcRules: z.array(qcRuleSchema).default([]),

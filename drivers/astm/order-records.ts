@@ -55,7 +55,9 @@ function header(ctx: OutgoingContext): string {
   const d = ctx.delimiters;
   const definition = d.repeat + d.component + (d.escape ?? '');
   // H.5 sender, H.10 receiver, H.12 processing id P (production), H.13 version 1, H.14 date and time of message.
-  return 'H' + d.field + definition + d.field + fields(['', '', 'labgate', '', '', '', '', text(ctx.receiver, d), '', 'P', '1', timestamp(ctx.at, ctx.timezone)], d);
+  return (
+    'H' + d.field + definition + d.field + fields(['', '', 'labgate', '', '', '', '', text(ctx.receiver, d), '', 'P', '1', timestamp(ctx.at, ctx.timezone)], d)
+  );
 }
 
 function patient(sequence: number, s: InstrumentSpecimen, ctx: OutgoingContext): string {
@@ -68,12 +70,24 @@ function patient(sequence: number, s: InstrumentSpecimen, ctx: OutgoingContext):
   return 'P' + d.field + fields(f, d);
 }
 
-function order(s: InstrumentSpecimen, purpose: OrderPurpose, ctx: OutgoingContext, actionCode: string = ctx.options.orders.actionCode, reportType?: string): string {
+function order(
+  s: InstrumentSpecimen,
+  purpose: OrderPurpose,
+  ctx: OutgoingContext,
+  actionCode: string = ctx.options.orders.actionCode,
+  reportType?: string,
+): string {
   const d = ctx.delimiters;
   const f: string[] = ['1'];
   if (!place(f, 'O', s.accession, ctx)) f[1] = text(s.accession, d);
   // O.5 universal test ids (repeats), O.6 priority (S stat, R routine), O.7 requested date/time, O.12 action code.
-  f[3] = s.orders.map((o) => componentsForCode(o.analyzerCode, ctx.options).map((c) => text(c, d)).join(d.component)).join(d.repeat);
+  f[3] = s.orders
+    .map((o) =>
+      componentsForCode(o.analyzerCode, ctx.options)
+        .map((c) => text(c, d))
+        .join(d.component),
+    )
+    .join(d.repeat);
   if (s.orders.length > 0) f[4] = s.orders.some((o) => o.priority === 'stat') ? 'S' : 'R';
   const requested = Math.min(...s.orders.map((o) => Date.parse(o.orderedAt)).filter(Number.isFinite));
   if (Number.isFinite(requested)) f[5] = timestamp(requested, ctx.timezone);
@@ -115,7 +129,12 @@ export function text(value: string, d: Delimiters): string {
   const clean = value.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
   const e = d.escape;
   if (e === null) return [...clean].filter((c) => c !== d.field && c !== d.component && c !== d.repeat).join('');
-  const codes = new Map([[e, 'E'], [d.field, 'F'], [d.component, 'S'], [d.repeat, 'R']]);
+  const codes = new Map([
+    [e, 'E'],
+    [d.field, 'F'],
+    [d.component, 'S'],
+    [d.repeat, 'R'],
+  ]);
   return [...clean].map((c) => (codes.has(c) ? `${e}${codes.get(c)!}${e}` : c)).join('');
 }
 

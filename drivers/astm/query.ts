@@ -31,7 +31,10 @@ function specimensOf(record: AstmRecord, component: number): SpecimenSelector[] 
   if (ids.some(isAll)) return [{ kind: 'all' }];
   const named = ids.filter((id) => id !== '');
   // LIS2-A2 11.1.4: an ending range id makes Q.3 the start of a range (a single start only).
-  const end = rawField(record, 4).split(d.repeat).map(idIn).find((id) => id !== '');
+  const end = rawField(record, 4)
+    .split(d.repeat)
+    .map(idIn)
+    .find((id) => id !== '');
   if (end !== undefined && named.length === 1 && end !== named[0]) return [{ kind: 'range', from: named[0]!, to: end }];
   return [...new Set(named)].map((accession) => ({ kind: 'id', accession }));
 }
@@ -40,7 +43,12 @@ function testsOf(record: AstmRecord, options: Pick<AstmOptions, 'codeComponents'
   const d = record.delimiters;
   const codes = rawField(record, 5)
     .split(d.repeat)
-    .map((test) => codeFromComponents(test.split(d.component).map((c) => unescape(c, d)), options))
+    .map((test) =>
+      codeFromComponents(
+        test.split(d.component).map((c) => unescape(c, d)),
+        options,
+      ),
+    )
     .filter((code) => code !== '');
   return codes.length === 0 || codes.some(isAll) ? 'all' : [...new Set(codes)];
 }

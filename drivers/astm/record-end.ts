@@ -28,7 +28,9 @@ export function addText(end: RecordEnd, text: Uint8Array): RecordEnd {
   // A record that began in an earlier frame (no separator before it in this text) continues there.
   const continued = s === 0 && !end.atRecordStart;
   const last = continued
-    ? end.last.length >= 2 ? end.last : [...end.last, ...text.subarray(0, Math.min(e, 2 - end.last.length))]
+    ? end.last.length >= 2
+      ? end.last
+      : [...end.last, ...text.subarray(0, Math.min(e, 2 - end.last.length))]
     : [...text.subarray(s, Math.min(e, s + 2))];
   return { first, last, atRecordStart: e < text.length };
 }

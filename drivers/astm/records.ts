@@ -133,7 +133,6 @@ export function component(rec: AstmRecord, n: number, c: number): string {
   return unescape(piece(piece(rawField(rec, n), d.repeat, 0), d.component, c - 1), d);
 }
 
-
 /** All components of the first repeat of field `n`, unescaped. */
 export function components(rec: AstmRecord, n: number): string[] {
   const d = rec.delimiters;
@@ -143,7 +142,9 @@ export function components(rec: AstmRecord, n: number): string[] {
 /** Each repeat of field `n`, unescaped whole (components kept with their delimiter). */
 export function repeats(rec: AstmRecord, n: number): string[] {
   const d = rec.delimiters;
-  return rawField(rec, n).split(d.repeat).map((r) => unescape(r, d));
+  return rawField(rec, n)
+    .split(d.repeat)
+    .map((r) => unescape(r, d));
 }
 
 /** The whole field `n` unescaped: for single-valued fields such as R.4. */

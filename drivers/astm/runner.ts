@@ -123,11 +123,15 @@ class AstmRunner implements DriverRunner {
   private commit(raw: Buffer, text: Buffer, committing: LineState, then: (ok: boolean) => void): void {
     if (hasHeaderRecord(text)) {
       const receivedAt = this.ctx.clock.now();
-      this.path.commit(raw, () => this.decode(text, this.ctx.profile, this.options), (outcome) => {
-        then(outcome.kind === 'committed');
-        const queries = outcome.kind === 'committed' ? outcome.decoded.queries : undefined;
-        if (queries?.length) this.twoWay?.answer(queries, text.toString(this.options.charset === 'utf8' ? 'utf8' : 'latin1'), receivedAt);
-      });
+      this.path.commit(
+        raw,
+        () => this.decode(text, this.ctx.profile, this.options),
+        (outcome) => {
+          then(outcome.kind === 'committed');
+          const queries = outcome.kind === 'committed' ? outcome.decoded.queries : undefined;
+          if (queries?.length) this.twoWay?.answer(queries, text.toString(this.options.charset === 'utf8' ? 'utf8' : 'latin1'), receivedAt);
+        },
+      );
       return;
     }
     const answerable = 'completing' in committing.receiver && committing.receiver.completing !== null;
@@ -136,10 +140,13 @@ class AstmRunner implements DriverRunner {
 
   private arm(timer: LineTimer, ms: number): void {
     this.cancelTimers(timer);
-    this.timers.set(timer, this.ctx.clock.setTimeout(() => {
-      this.timers.delete(timer);
-      if (this.running) this.feed({ kind: 'timeout', timer });
-    }, ms));
+    this.timers.set(
+      timer,
+      this.ctx.clock.setTimeout(() => {
+        this.timers.delete(timer);
+        if (this.running) this.feed({ kind: 'timeout', timer });
+      }, ms),
+    );
   }
 
   private cancelTimers(only?: LineTimer): void {
@@ -160,15 +167,20 @@ function twoWayOf(ctx: DriverContext, options: AstmOptions, feed: (input: LineIn
     get mapping() {
       return ctx.profile.mapping;
     },
-    queryTimeoutMs: options.orders.queryTimeoutMs, clock: ctx.clock, log: ctx.log,
-    ...ctx.orders, onFigure: (figure) => ctx.onEvent({ kind: 'orders', figure }),
+    queryTimeoutMs: options.orders.queryTimeoutMs,
+    clock: ctx.clock,
+    log: ctx.log,
+    ...ctx.orders,
+    onFigure: (figure) => ctx.onEvent({ kind: 'orders', figure }),
   });
   return new AstmTwoWay({
     desk,
     get profile() {
       return ctx.profile;
     },
-    options, clock: ctx.clock, log: ctx.log,
+    options,
+    clock: ctx.clock,
+    log: ctx.log,
     send: (message) => feed({ kind: 'send', message }),
     cancel: (id, reason) => feed({ kind: 'cancel', id, reason }),
   });

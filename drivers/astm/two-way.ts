@@ -88,7 +88,9 @@ export class AstmTwoWay {
     // The instrument's options say "no information" is no answer at all: answered by silence.
     if (text === null) return deps.desk.delivered(ticket);
     const wait = Math.max(0, ticket.startBy - deps.clock.now());
-    const timer = Number.isFinite(wait) ? deps.clock.setTimeout(() => deps.cancel(ticket.id, "the analyzer's deadline passed before the line was free"), wait) : null;
+    const timer = Number.isFinite(wait)
+      ? deps.clock.setTimeout(() => deps.cancel(ticket.id, "the analyzer's deadline passed before the line was free"), wait)
+      : null;
     this.tickets.set(ticket.id, { ticket, timer });
     deps.send({ id: ticket.id, text: Buffer.from(text, deps.options.charset === 'utf8' ? 'utf8' : 'latin1') });
   }

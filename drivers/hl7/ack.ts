@@ -7,9 +7,7 @@ import type { MessageHeader } from './header.js';
 
 /** What happened to a message, as far as the sender must be told. */
 export type AckOutcome =
-  | { kind: 'committed'; results: number; rejections: readonly Rejection[] }
-  | { kind: 'unavailable'; reason: string }
-  | { kind: 'refused'; reason: string };
+  { kind: 'committed'; results: number; rejections: readonly Rejection[] } | { kind: 'unavailable'; reason: string } | { kind: 'refused'; reason: string };
 
 /** MSA-1 codes (HL7 Table 0008). */
 export type AckCode = 'AA' | 'AE' | 'AR' | 'CA' | 'CE' | 'CR';
@@ -52,7 +50,18 @@ export function buildAck(header: MessageHeader, d: Delimiters, code: AckCode, re
   const messageType: FieldValue = versionAtLeast(version, '2.3.1') ? components('ACK', trigger, 'ACK') : components('ACK', trigger);
   const msh = encodeSegment(
     'MSH',
-    [text(sendingApplication), text(header.receivingFacility), text(header.sendingApplication), text(header.sendingFacility), text(hl7Now(now)), text(''), messageType, text(`${code[0]}${header.controlId}`.slice(0, 20)), text(header.processingId || 'P'), text(version)],
+    [
+      text(sendingApplication),
+      text(header.receivingFacility),
+      text(header.sendingApplication),
+      text(header.sendingFacility),
+      text(hl7Now(now)),
+      text(''),
+      messageType,
+      text(`${code[0]}${header.controlId}`.slice(0, 20)),
+      text(header.processingId || 'P'),
+      text(version),
+    ],
     d,
   );
   const errorText = code === 'AA' || code === 'CA' ? '' : reasons.join('; ').slice(0, 80);

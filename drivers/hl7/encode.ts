@@ -7,9 +7,7 @@ export type FieldValue = string[][][];
 
 /** Escapes and joins one field (2.5.5: repetition, then component, then subcomponent). */
 export function encodeField(value: FieldValue, d: Delimiters): string {
-  return value
-    .map((rep) => rep.map((comp) => comp.map((sub) => escapeText(sub, d)).join(d.subcomponent)).join(d.component))
-    .join(d.repetition);
+  return value.map((rep) => rep.map((comp) => comp.map((sub) => escapeText(sub, d)).join(d.subcomponent)).join(d.component)).join(d.repetition);
 }
 
 /** Writes one segment; `fields[0]` is SEG-1. For MSH pass MSH-3 onwards: MSH-1 and MSH-2 come from `d`. */

@@ -45,7 +45,13 @@ function readMessage(raw: Buffer, options: Pick<Hl7Options, 'charset'>): Read {
     return { kind: 'invalid', decoding: { kind: 'invalid', decoded, delimiters: defaultDelimiters, header: undefined, charset } };
   }
   const { message } = parsed;
-  const decoding: Hl7Decoding = { kind: 'other', decoded: { results: [], rejections: [] }, delimiters: message.delimiters, header: readHeader(message), charset };
+  const decoding: Hl7Decoding = {
+    kind: 'other',
+    decoded: { results: [], rejections: [] },
+    delimiters: message.delimiters,
+    header: readHeader(message),
+    charset,
+  };
   return { kind: 'message', decoding, message };
 }
 

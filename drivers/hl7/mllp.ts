@@ -10,9 +10,7 @@ export const CR = 0x0d;
 const HEAD_BYTES = 1024;
 
 export type MllpState =
-  | { phase: 'idle'; afterBlock: boolean }
-  | { phase: 'block'; chunks: Buffer[]; length: number }
-  | { phase: 'oversize'; head: Buffer; length: number };
+  { phase: 'idle'; afterBlock: boolean } | { phase: 'block'; chunks: Buffer[]; length: number } | { phase: 'oversize'; head: Buffer; length: number };
 
 export type MllpEffect =
   | { kind: 'message'; raw: Buffer }

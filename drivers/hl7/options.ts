@@ -9,7 +9,10 @@ const fieldRef = (allowed: readonly string[]): z.ZodType<FieldRef, string | Fiel
   z.union([z.string(), z.custom<FieldRef>(isFieldRef)]).transform((value, ctx) => {
     const ref = typeof value === 'string' ? parseFieldRef(value) : value;
     if (!ref || !allowed.includes(ref.segment)) {
-      ctx.addIssue({ code: 'custom', message: `expected ${allowed.join('|')}-<field>[.<component>[.<subcomponent>]], got '${String(typeof value === 'string' ? value : value.segment)}'` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected ${allowed.join('|')}-<field>[.<component>[.<subcomponent>]], got '${String(typeof value === 'string' ? value : value.segment)}'`,
+      });
       return z.NEVER;
     }
     return ref;
@@ -18,13 +21,22 @@ const fieldRef = (allowed: readonly string[]): z.ZodType<FieldRef, string | Fiel
 /** Options of one HL7 instrument; every default is the standard's reading. */
 export const hl7OptionsSchema = z.strictObject({
   /** Where the accession is read, first non-empty wins (SPM-2 is v2.5+; OBR-3 filler, OBR-2 placer order number). */
-  accession: z.array(fieldRef(['OBR', 'SPM', 'ORC'])).min(1).prefault(['OBR-3', 'OBR-2', 'SPM-2']),
+  accession: z
+    .array(fieldRef(['OBR', 'SPM', 'ORC']))
+    .min(1)
+    .prefault(['OBR-3', 'OBR-2', 'SPM-2']),
   /** Where the analyzer's test code is read, first non-empty wins (OBX-3 observation identifier; OBX-4 for senders that put it there). */
-  code: z.array(fieldRef(['OBX'])).min(1).prefault(['OBX-3']),
+  code: z
+    .array(fieldRef(['OBX']))
+    .min(1)
+    .prefault(['OBX-3']),
   /** Take the code from the CE/CWE triplet of this coding system (OBX-3.3 or the alternate OBX-3.6), e.g. `LN`. */
   codingSystem: z.string().trim().min(1).optional(),
   /** Result time, first present wins (OBX-14, then OBR-7 observation time, then MSH-7). */
-  time: z.array(fieldRef(['OBX', 'OBR', 'MSH', 'SPM'])).min(1).prefault(['OBX-14', 'OBR-7', 'MSH-7']),
+  time: z
+    .array(fieldRef(['OBX', 'OBR', 'MSH', 'SPM']))
+    .min(1)
+    .prefault(['OBX-14', 'OBR-7', 'MSH-7']),
   /** Where the measuring unit's id is read for provenance (OBX-18 equipment instance identifier); null when the analyzer uses OBX-18 for something else. */
   equipment: fieldRef(['OBX']).nullable().prefault('OBX-18'),
   /**
@@ -43,7 +55,12 @@ export const hl7OptionsSchema = z.strictObject({
   /** Character set of the payload: `auto` takes UTF-8 when the bytes are valid UTF-8, else Latin-1. */
   charset: z.enum(['auto', 'utf8', 'latin1']).default('auto'),
   /** Largest message accepted, in bytes; a bigger one is refused (AR) without being buffered. */
-  maxMessageBytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
+  maxMessageBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(1024 * 1024),
   /** Application ack when some results were rejected but others stored: AE reports the error to the sender. */
   partialRejectionAck: z.enum(['AE', 'AA']).default('AE'),
   /** MSH-3 of our acknowledgments. */

@@ -48,7 +48,11 @@ function normalizeObx(c: ObxContext): KeyedResult | Rejection | undefined {
   const code = analyzerCode(c);
   if (code !== '' && c.options.skipCodes.includes(code)) return undefined;
   const accession = firstValue(c, c.options.accession);
-  const reject = (reason: string): Rejection => ({ reason, ...(code ? { analyzerCode: code, observed: observed(c) } : {}), ...(accession ? { accession } : {}) });
+  const reject = (reason: string): Rejection => ({
+    reason,
+    ...(code ? { analyzerCode: code, observed: observed(c) } : {}),
+    ...(accession ? { accession } : {}),
+  });
   if (code === '') return reject(`OBX-${valueAt(c.obx, d, { field: 1, component: 1, subcomponent: 1 })} has no test code in ${refs(c.options.code)}`);
   if (accession === '') return reject(`no accession in ${refs(c.options.accession)}`);
   const status = readObxStatus(unescapeText(rawField(c.obx, 11), d), c.options.missingStatus);
@@ -70,7 +74,9 @@ function normalizeObx(c: ObxContext): KeyedResult | Rejection | undefined {
     unit: mapped.unit ?? null,
     status: status.status,
     statusCode: status.statusCode,
-    flags: repeatedValues(c.obx, d, 8).map((f) => f.trim()).filter((f) => f !== ''),
+    flags: repeatedValues(c.obx, d, 8)
+      .map((f) => f.trim())
+      .filter((f) => f !== ''),
     referenceRange: valueAt(c.obx, d, { field: 7, component: 1, subcomponent: 1 }).trim() || null,
     qc: c.qc,
     source: { gatewayId: c.profile.gatewayId, driver: 'hl7', analyzerCode: code, captureId: null, ...(equipment ? { equipment } : {}) },

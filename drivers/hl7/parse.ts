@@ -76,7 +76,6 @@ export function valueAt(segment: Segment, d: Delimiters, ref: Omit<FieldRef, 'se
   return unescapeText(piece(comp, d.subcomponent, ref.subcomponent - 1), d);
 }
 
-
 /** Every repetition of SEG-n at one component, unescaped, empty ones kept. */
 export function repeatedValues(segment: Segment, d: Delimiters, field: number, component = 1): string[] {
   return repetitionsOf(rawField(segment, field), d).map((rep) => unescapeText(componentsOf(rep, d)[component - 1] ?? '', d));

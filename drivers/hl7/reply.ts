@@ -13,8 +13,17 @@ export function mllpFrame(payload: string, charset: 'utf8' | 'latin1' = 'latin1'
 }
 
 const emptyHeader: MessageHeader = {
-  sendingApplication: '', sendingFacility: '', receivingApplication: '', receivingFacility: '', messageType: '',
-  triggerEvent: '', controlId: '', processingId: '', version: '', acceptAckType: '', applicationAckType: '',
+  sendingApplication: '',
+  sendingFacility: '',
+  receivingApplication: '',
+  receivingFacility: '',
+  messageType: '',
+  triggerEvent: '',
+  controlId: '',
+  processingId: '',
+  version: '',
+  acceptAckType: '',
+  applicationAckType: '',
 };
 
 /** The framed acknowledgments for a decoded message and what became of it. */
@@ -32,7 +41,8 @@ export function refusalFor(head: Buffer, length: number, now: number, options: H
 }
 
 function replies(header: MessageHeader, d: Delimiters, outcome: AckOutcome, now: number, options: Hl7Options, charset: 'utf8' | 'latin1'): Buffer[] {
-  const reasons = outcome.kind === 'committed' ? outcome.rejections.map((r) => (r.analyzerCode ? `${r.analyzerCode}: ${r.reason}` : r.reason)) : [outcome.reason];
+  const reasons =
+    outcome.kind === 'committed' ? outcome.rejections.map((r) => (r.analyzerCode ? `${r.analyzerCode}: ${r.reason}` : r.reason)) : [outcome.reason];
   return acknowledgmentCodes(header, outcome, options.partialRejectionAck).map((code) =>
     mllpFrame(buildAck(header, d, code, reasons, now, options.sendingApplication), charset),
   );

@@ -98,7 +98,8 @@ class Hl7Runner implements DriverRunner {
       raw,
       () => decode().decoded,
       (outcome) => {
-        const ack: AckOutcome = outcome.kind === 'committed' ? { kind: 'committed', results: outcome.decoded.results.length, rejections: outcome.decoded.rejections } : outcome;
+        const ack: AckOutcome =
+          outcome.kind === 'committed' ? { kind: 'committed', results: outcome.decoded.results.length, rejections: outcome.decoded.rejections } : outcome;
         this.send(repliesFor(decoding ?? undecodedMessage(raw, this.options), ack, now(), this.options));
         done();
       },
@@ -108,7 +109,9 @@ class Hl7Runner implements DriverRunner {
 
   private send(frames: Buffer[]): void {
     for (const frame of frames) {
-      this.writes = this.writes.then(() => this.ctx.transport.write(frame)).catch((error: unknown) => this.ctx.log.warn({ err: error }, 'hl7 ack write failed'));
+      this.writes = this.writes
+        .then(() => this.ctx.transport.write(frame))
+        .catch((error: unknown) => this.ctx.log.warn({ err: error }, 'hl7 ack write failed'));
     }
   }
 }

@@ -28,10 +28,18 @@ export function readObxValue(obx: Segment, d: Delimiters, valueType: string): Ob
       return value(valueText, { kind: 'empty' });
     }
     case 'NM':
-      return numeric(reps.filter((r) => r !== '').map((r) => unescapeText(r, d)).join('\n'));
+      return numeric(
+        reps
+          .filter((r) => r !== '')
+          .map((r) => unescapeText(r, d))
+          .join('\n'),
+      );
     default: {
       // Repetitions (text lines, Chapter 7 7.4.2.5) become lines; empty ones carry nothing.
-      const valueText = reps.filter((r) => r !== '').map((r) => unescapeText(r, d)).join('\n');
+      const valueText = reps
+        .filter((r) => r !== '')
+        .map((r) => unescapeText(r, d))
+        .join('\n');
       return value(valueText, readValue(valueText));
     }
   }

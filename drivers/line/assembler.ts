@@ -25,10 +25,7 @@ export interface AssemblerState {
 
 export type AssemblerInput = { kind: 'line'; raw: Buffer; text: string; problem?: string } | { kind: 'idle' };
 
-export type AssemblerEffect =
-  | { kind: 'report'; report: Report }
-  | { kind: 'arm-idle'; ms: number }
-  | { kind: 'stray'; bytes: number };
+export type AssemblerEffect = { kind: 'report'; report: Report } | { kind: 'arm-idle'; ms: number } | { kind: 'stray'; bytes: number };
 
 /** No report open. */
 export const initialAssemblerState: AssemblerState = { open: undefined };

@@ -8,8 +8,7 @@
 
 /** How lines are framed on the wire. */
 export type FramingConfig =
-  | { kind: 'lines'; delimiter: Buffer; maxLineBytes: number }
-  | { kind: 'stx-etx-bcc'; maxLineBytes: number; bcc: 'xor' | 'sum'; bccIncludesStx: boolean };
+  { kind: 'lines'; delimiter: Buffer; maxLineBytes: number } | { kind: 'stx-etx-bcc'; maxLineBytes: number; bcc: 'xor' | 'sum'; bccIncludesStx: boolean };
 
 /** One line: every byte it arrived with (`raw`, journaled as is), its text bytes, and what is wrong with it, if anything. */
 export interface FramedLine {

@@ -9,18 +9,22 @@ export const headerGroups = ['accession', 'year', 'month', 'day', 'hour', 'minut
 export const resultGroups = ['code', 'value', 'unit', 'flags'] as const;
 
 const pattern = (groups: readonly string[], required: readonly string[] = []): z.ZodType<string, string> =>
-  z.string().min(1).superRefine((source, ctx) => {
-    let re: RegExp;
-    try {
-      re = new RegExp(source);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: `not a regular expression: ${(error as Error).message}` });
-      return;
-    }
-    const names = [...re.source.matchAll(/\(\?<([A-Za-z_][A-Za-z0-9_]*)>/g)].map((m) => m[1]!);
-    for (const name of names.filter((n) => !groups.includes(n))) ctx.addIssue({ code: 'custom', message: `unknown named group '${name}' (expected ${groups.join(', ')})` });
-    for (const name of required.filter((n) => !names.includes(n))) ctx.addIssue({ code: 'custom', message: `missing named group '${name}'` });
-  });
+  z
+    .string()
+    .min(1)
+    .superRefine((source, ctx) => {
+      let re: RegExp;
+      try {
+        re = new RegExp(source);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: `not a regular expression: ${(error as Error).message}` });
+        return;
+      }
+      const names = [...re.source.matchAll(/\(\?<([A-Za-z_][A-Za-z0-9_]*)>/g)].map((m) => m[1]!);
+      for (const name of names.filter((n) => !groups.includes(n)))
+        ctx.addIssue({ code: 'custom', message: `unknown named group '${name}' (expected ${groups.join(', ')})` });
+      for (const name of required.filter((n) => !names.includes(n))) ctx.addIssue({ code: 'custom', message: `missing named group '${name}'` });
+    });
 
 /** Columns `[first, last]`, 1-based and inclusive, as a vendor's manual prints a fixed-width layout. */
 const columnRange = z

@@ -121,12 +121,18 @@ class LineRunner implements DriverRunner {
         if (this.pending[0] === report) this.pending.shift();
         if (!inLoop) this.flush();
       };
-      this.path.commit(report.raw, () => this.decode(report, this.ctx.profile, this.options), then, () => ({ waiting: this.pending.length }));
+      this.path.commit(
+        report.raw,
+        () => this.decode(report, this.ctx.profile, this.options),
+        then,
+        () => ({ waiting: this.pending.length }),
+      );
       inLoop = false;
     }
   }
 
   private retryLater(): void {
-    if (this.running && this.retryTimer === undefined) this.retryTimer = this.ctx.clock.setTimeout(() => ((this.retryTimer = undefined), this.flush()), this.options.retryMs);
+    if (this.running && this.retryTimer === undefined)
+      this.retryTimer = this.ctx.clock.setTimeout(() => ((this.retryTimer = undefined), this.flush()), this.options.retryMs);
   }
 }

@@ -28,7 +28,9 @@ export const command: Command = async (args, io) => {
   const result = checkConfigFile(file);
   if (result.kind === 'invalid') return report(io, file, result.problems);
   const { config } = result;
-  const files = values['schema-only'] ? { problems: [], warnings: [] } : fileChecks(config, file, values.credentials ? { credentialsDir: values.credentials } : {});
+  const files = values['schema-only']
+    ? { problems: [], warnings: [] }
+    : fileChecks(config, file, values.credentials ? { credentialsDir: values.credentials } : {});
   if (files.warnings.length) io.stderr.write(`${file}: warning${files.warnings.length === 1 ? '' : 's'}\n${formatProblems(files.warnings)}\n`);
   if (files.problems.length) return report(io, file, files.problems);
   const sinks = Object.entries(config.sinks)

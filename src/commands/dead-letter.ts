@@ -33,7 +33,11 @@ export const command: Command = async (args, io) => {
     return values.help ? 0 : 2;
   }
   if (!['list', 'retry', 'purge'].includes(action)) throw new LabgateError('USAGE', `unknown action '${action}'\n${help}`);
-  const filter: DeadLetterFilter = { ...(values.sink ? { sink: values.sink } : {}), ...(values.key ? { key: values.key } : {}), ...(values.all ? { all: true } : {}) };
+  const filter: DeadLetterFilter = {
+    ...(values.sink ? { sink: values.sink } : {}),
+    ...(values.key ? { key: values.key } : {}),
+    ...(values.all ? { all: true } : {}),
+  };
   if (action !== 'list' && !filter.sink && !filter.key && !filter.all) throw new LabgateError('USAGE', `${action} needs --sink, --key or --all`);
   const config = loadConfig(values.config ?? '/etc/labgate/labgate.yaml');
   const store = openStore({ dataDir: config.gateway.dataDir, sinks: [], now: Date.now, lock: false });
@@ -54,7 +58,10 @@ export const command: Command = async (args, io) => {
     }
     const actor = operator(io);
     const [outbox, dispatches] = [store.outbox, store.orders.deadLetters];
-    const n = action === 'retry' ? outbox.retryDeadLetters(filter, actor) + dispatches.retryDeadLetters(filter, actor) : outbox.purgeDeadLetters(filter, actor) + dispatches.purgeDeadLetters(filter, actor);
+    const n =
+      action === 'retry'
+        ? outbox.retryDeadLetters(filter, actor) + dispatches.retryDeadLetters(filter, actor)
+        : outbox.purgeDeadLetters(filter, actor) + dispatches.purgeDeadLetters(filter, actor);
     io.stdout.write(`${action === 'retry' ? 'retrying' : 'purged'} ${n} dead letter(s) (audited as ${actor})\n`);
     return 0;
   } finally {

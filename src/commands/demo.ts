@@ -29,7 +29,9 @@ export const command: Command = async (args, io) => {
   }
   const say = (line: string): void => void io.stdout.write(line + '\n');
   const started = Date.now();
-  say(`labgate demo: an emulated analyzer → the gateway → central PostgreSQL${values.fhir ? ', the LIMS and a FHIR server' : ' and the LIMS'}, all on this machine`);
+  say(
+    `labgate demo: an emulated analyzer → the gateway → central PostgreSQL${values.fhir ? ', the LIMS and a FHIR server' : ' and the LIMS'}, all on this machine`,
+  );
   say('  setting up: embedded PostgreSQL (PGlite: a few seconds), LIMS test server, virtual serial line, temporary store');
   say('');
   let env: DemoEnvironment;

@@ -37,9 +37,12 @@ export const command: Command = async (args, io) => {
   }
   if (!values.port) throw new LabgateError('USAGE', `--port is required\n\n${help}`);
   const [baudRate, every, specimens, reply] = [values.baud, values.every, values.specimens, values['reply-timeout']].map((v) => Number(v));
-  if (![baudRate, every, specimens, reply].every((n) => Number.isFinite(n) && n! > 0)) throw new LabgateError('USAGE', `--baud, --every, --specimens and --reply-timeout take positive numbers\n\n${help}`);
+  if (![baudRate, every, specimens, reply].every((n) => Number.isFinite(n) && n! > 0))
+    throw new LabgateError('USAGE', `--baud, --every, --specimens and --reply-timeout take positive numbers\n\n${help}`);
   const port = new SerialPort({ path: values.port, baudRate: baudRate!, autoOpen: false });
-  await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(new LabgateError('USAGE', `cannot open ${values.port}: ${err.message}`)) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    port.open((err) => (err ? reject(new LabgateError('USAGE', `cannot open ${values.port}: ${err.message}`)) : resolve())),
+  );
   const transport = new SerialTransport(port);
   try {
     for (let n = 1; n <= specimens!; n++) {
@@ -66,17 +69,29 @@ async function sendUntilAnswered(emulator: AstmEmulator, message: string, everyM
 export function specimen(n: number, now: Date): string {
   const t = now.toISOString().replace(/[-:T]/g, '').slice(0, 14);
   const accession = `EMU-${String(n).padStart(4, '0')}`;
-  const results = [['GLU', '5.4', 'mmol/L'], ['NA', '140', 'mmol/L'], ['K', '4.1', 'mmol/L'], ['CREA', '88', 'umol/L']];
-  return records([
-    `H|\\^&|||labgate-emulate^1|||||||P|1|${t}`,
-    `P|1`,
-    `O|1|${accession}||^^^CHEM|R|${t}`,
-    ...results.map(([code, value, unit], i) => `R|${i + 1}|^^^${code}|${value}|${unit}||N||F||||${t}`),
-    'L|1|N',
-  ].join('\n'));
+  const results = [
+    ['GLU', '5.4', 'mmol/L'],
+    ['NA', '140', 'mmol/L'],
+    ['K', '4.1', 'mmol/L'],
+    ['CREA', '88', 'umol/L'],
+  ];
+  return records(
+    [
+      `H|\\^&|||labgate-emulate^1|||||||P|1|${t}`,
+      `P|1`,
+      `O|1|${accession}||^^^CHEM|R|${t}`,
+      ...results.map(([code, value, unit], i) => `R|${i + 1}|^^^${code}|${value}|${unit}||N||F||||${t}`),
+      'L|1|N',
+    ].join('\n'),
+  );
 }
 
 // Records one per line, each ended by CR as LIS2-A2 writes them.
 function records(text: string): string {
-  return text.split(/\r\n|\r|\n/).filter((l) => l !== '').join('\r') + '\r';
+  return (
+    text
+      .split(/\r\n|\r|\n/)
+      .filter((l) => l !== '')
+      .join('\r') + '\r'
+  );
 }

@@ -26,7 +26,9 @@ export const command: Command = async (args, io) => {
   try {
     const now = Date.now();
     const reports = store.outbox.counts().map((c) => sinkReport(c, store.outbox.sentSince(c.sink, now - RATE_WINDOW_MS), RATE_WINDOW_MS, now));
-    io.stdout.write(values.json ? JSON.stringify({ gateway: config.gateway.id, at: new Date(now).toISOString(), sinks: reports }) + '\n' : formatReport(reports));
+    io.stdout.write(
+      values.json ? JSON.stringify({ gateway: config.gateway.id, at: new Date(now).toISOString(), sinks: reports }) + '\n' : formatReport(reports),
+    );
     return 0;
   } finally {
     store.close();

@@ -16,7 +16,15 @@ const wildcard = (host: string): boolean => host === '0.0.0.0' || host === '::' 
 /** Every cross-field problem of a raw (unvalidated) configuration document. */
 export function crossChecks(input: unknown): ConfigProblem[] {
   if (!isRecord(input)) return [];
-  return [...instrumentChecks(input), ...listenerChecks(input), ...gatewayChecks(input), ...sinkChecks(input), ...urlCredentialChecks(input), ...deliveryChecks(input), ...twoWayChecks(input)];
+  return [
+    ...instrumentChecks(input),
+    ...listenerChecks(input),
+    ...gatewayChecks(input),
+    ...sinkChecks(input),
+    ...urlCredentialChecks(input),
+    ...deliveryChecks(input),
+    ...twoWayChecks(input),
+  ];
 }
 
 function instruments(input: Raw): [number, Raw][] {
@@ -40,12 +48,16 @@ function instrumentChecks(input: Raw): ConfigProblem[] {
     const serial = isRecord(transport) && transport['kind'] === 'serial';
     const detecting = serial && ['baudRate', 'dataBits', 'parity'].some((k) => transport[k] === 'auto');
     if (instrument['driver'] === 'auto' && !detecting) {
-      problems.push({ path: `instruments[${i}].driver`, message: 'auto needs a serial transport with baudRate, dataBits or parity auto (detection names the driver)' });
+      problems.push({
+        path: `instruments[${i}].driver`,
+        message: 'auto needs a serial transport with baudRate, dataBits or parity auto (detection names the driver)',
+      });
     }
     const path = serial ? str(transport['path']) : undefined;
     if (path) {
       const first = paths.get(path);
-      if (first !== undefined) problems.push({ path: `instruments[${i}].transport.path`, message: `serial port '${path}' is also used by instruments[${first}]` });
+      if (first !== undefined)
+        problems.push({ path: `instruments[${i}].transport.path`, message: `serial port '${path}' is also used by instruments[${first}]` });
       else paths.set(path, i);
     }
     const mapping = instrument['mapping'];

@@ -42,14 +42,20 @@ export function fileChecks(config: object, configFile: string, options: FileChec
   const findings: FileFindings = { problems: [], warnings: [] };
   const own = probe(configFile);
   if ('kind' in own && readableByOthers(configFile, own.mode, probe)) {
-    findings.warnings.push({ path: '(file)', message: `${configFile} is readable by every user on this machine (mode ${octal(own.mode)}); chmod 640 and group labgate` });
+    findings.warnings.push({
+      path: '(file)',
+      message: `${configFile} is readable by every user on this machine (mode ${octal(own.mode)}); chmod 640 and group labgate`,
+    });
   }
   for (const [path, key, file] of namedFiles(config, '')) {
     const found = locate(file, options.credentialsDir ?? '/etc/labgate/credentials', probe);
     if ('problem' in found) findings.problems.push({ path, message: found.problem });
     else if ('warning' in found) findings.warnings.push({ path, message: found.warning });
     else if (isSecretKey(key) && readableByOthers(found.at, found.mode, probe)) {
-      findings.warnings.push({ path, message: `${found.at} holds a secret and is readable by every user on this machine (mode ${octal(found.mode)}); chmod 600` });
+      findings.warnings.push({
+        path,
+        message: `${found.at} holds a secret and is readable by every user on this machine (mode ${octal(found.mode)}); chmod 600`,
+      });
     }
   }
   return findings;

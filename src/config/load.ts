@@ -41,7 +41,10 @@ export function parseConfigText(text: string): ConfigResult {
     input = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
     // The yaml library refuses to expand aliases past the count (a "billion laughs" document): a problem, not a crash.
-    return { kind: 'invalid', problems: [{ path: '(yaml)', message: `refused: ${(err as Error).message.toLowerCase()} (more than ${MAX_ALIAS_COUNT} alias expansions)` }] };
+    return {
+      kind: 'invalid',
+      problems: [{ path: '(yaml)', message: `refused: ${(err as Error).message.toLowerCase()} (more than ${MAX_ALIAS_COUNT} alias expansions)` }],
+    };
   }
   return validateConfig(input ?? {});
 }
@@ -102,7 +105,9 @@ function sortByPath(problems: ConfigProblem[]): ConfigProblem[] {
     const i = sections.findIndex((s) => path.startsWith(s));
     return i < 0 ? sections.length : i;
   };
-  const key = (p: ConfigProblem): string =>
-    `${rank(p.path)}${p.path.replace(/\[(\d+)\]/g, (_, n: string) => `[${n.padStart(4, '0')}]`)}`;
-  return problems.map((p, i) => ({ p, i })).sort((a, b) => key(a.p).localeCompare(key(b.p)) || a.i - b.i).map(({ p }) => p);
+  const key = (p: ConfigProblem): string => `${rank(p.path)}${p.path.replace(/\[(\d+)\]/g, (_, n: string) => `[${n.padStart(4, '0')}]`)}`;
+  return problems
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => key(a.p).localeCompare(key(b.p)) || a.i - b.i)
+    .map(({ p }) => p);
 }

@@ -5,7 +5,10 @@ import { isIP } from 'node:net';
 
 /** True for an address or name that only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {
-  const bare = host.trim().replace(/^\[|\]$/g, '').toLowerCase();
+  const bare = host
+    .trim()
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase();
   if (bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1') return true;
   const v4 = bare.startsWith('::ffff:') ? bare.slice(7) : bare;
   return isIP(v4) === 4 && v4.startsWith('127.');

@@ -20,9 +20,7 @@ export interface InstrumentProfile {
   mapping: readonly AnalyteMapping[];
 }
 
-export type MappingLookup =
-  | { kind: 'mapped'; loinc: string; unit: string | null | undefined }
-  | { kind: 'rejected'; reason: string };
+export type MappingLookup = { kind: 'mapped'; loinc: string; unit: string | null | undefined } | { kind: 'rejected'; reason: string };
 
 /** Finds the mapping for a code and checks the unit; the reason names the code, never patient data. */
 export function lookupAnalyte(mapping: readonly AnalyteMapping[], code: string, unit: string | null): MappingLookup {

@@ -72,9 +72,7 @@ const postgresSink = z.strictObject({
   /** postgres://user@host:5432/db — without a password; the password comes from passwordFile. */
   url: z.string().min(1),
   passwordFile: filePath.optional(),
-  tls: z
-    .object({ caFile: filePath.optional(), mode: z.enum(['disable', 'require', 'verify-full']).default('verify-full') })
-    .optional(),
+  tls: z.object({ caFile: filePath.optional(), mode: z.enum(['disable', 'require', 'verify-full']).default('verify-full') }).optional(),
   batchSize: z.number().int().min(1).max(10_000).default(500),
   poolSize: z.number().int().min(1).max(16).default(2),
   /** Schema holding result_load and result_load_audit (created or upgraded by `labgate pg-migrate`). */
@@ -112,12 +110,21 @@ const limsSink = z.strictObject({
 });
 
 // An absolute URI as FHIR naming systems are (`https://hospital.example/accession`, `urn:oid:1.2.3`).
-const namingSystem = z.string().trim().regex(/^[A-Za-z][A-Za-z0-9+.-]*:[^\s|]+$/, 'expected an absolute URI without spaces or `|` (https://... or urn:...)');
+const namingSystem = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z][A-Za-z0-9+.-]*:[^\s|]+$/, 'expected an absolute URI without spaces or `|` (https://... or urn:...)');
 
 const fhirAuth = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('none') }),
   z.strictObject({ kind: z.literal('static'), tokenFile: filePath }),
-  z.strictObject({ kind: z.literal('oauth2'), tokenUrl: z.string().url(), clientId: z.string().min(1), clientSecretFile: filePath, scope: z.string().min(1).optional() }),
+  z.strictObject({
+    kind: z.literal('oauth2'),
+    tokenUrl: z.string().url(),
+    clientId: z.string().min(1),
+    clientSecretFile: filePath,
+    scope: z.string().min(1).optional(),
+  }),
   // SMART Backend Services: client credentials with a JWT signed by the gateway's private key (private_key_jwt).
   z.strictObject({
     kind: z.literal('smart-backend'),

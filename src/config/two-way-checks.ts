@@ -21,7 +21,8 @@ export function twoWayChecks(input: Raw): ConfigProblem[] {
     if (!isRecord(orders) || (orders['query'] !== true && orders['download'] !== true)) return;
     const path = `instruments[${i}].options.orders`;
     if (!limsOn) problems.push({ path, message: 'query and download modes read the orders from the LIMS: configure sinks.lims (enabled)' });
-    if (options['framing'] === 'none') problems.push({ path, message: 'query and download modes send to the analyzer over the LIS01-A2 link layer: they need framing: link' });
+    if (options['framing'] === 'none')
+      problems.push({ path, message: 'query and download modes send to the analyzer over the LIS01-A2 link layer: they need framing: link' });
   });
   return problems;
 }

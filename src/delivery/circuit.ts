@@ -54,8 +54,7 @@ export function stepCircuit(state: CircuitState, input: CircuitInput, policy: Ci
 }
 
 function opened(state: CircuitState, input: Extract<CircuitInput, { now: number }>, policy: CircuitPolicy): CircuitState {
-  const probeAt =
-    input.notBefore !== undefined ? Math.max(input.notBefore, input.now + MIN_RETRY_AFTER_PROBE_MS) : input.now + policy.probeIntervalMs;
+  const probeAt = input.notBefore !== undefined ? Math.max(input.notBefore, input.now + MIN_RETRY_AFTER_PROBE_MS) : input.now + policy.probeIntervalMs;
   const since = state.kind === 'closed' ? input.now : state.since;
   return { kind: 'open', probeAt, since, reason: input.reason };
 }

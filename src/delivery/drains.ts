@@ -20,7 +20,14 @@ export function drainPolicy(config: Config, sink: string): DrainPolicy {
 /** A drain per sink, keyed by sink name; start them after the store opens, stop them before it closes. */
 export function createDrains(
   sinks: readonly Sink[],
-  deps: { config: Config; outbox: DrainOutbox; clock: Clock; random: () => number; log?: (sink: string) => Log; onOutcomes?: (sink: string) => DrainOptions['onOutcomes'] },
+  deps: {
+    config: Config;
+    outbox: DrainOutbox;
+    clock: Clock;
+    random: () => number;
+    log?: (sink: string) => Log;
+    onOutcomes?: (sink: string) => DrainOptions['onOutcomes'];
+  },
 ): Map<string, Drain> {
   return new Map(
     sinks.map((sink) => [

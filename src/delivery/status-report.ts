@@ -35,14 +35,16 @@ export function formatDuration(seconds: number | null): string {
 /** The human-readable table. */
 export function formatReport(reports: readonly SinkReport[]): string {
   if (reports.length === 0) return 'outbox is empty: nothing has been queued for any sink yet\n';
-  return reports
-    .map((r) =>
-      [
-        `${r.sink}:`,
-        `  pending ${r.pending}, sent ${r.sent}, dead ${r.dead}, conflicts ${r.conflict}`,
-        `  oldest pending ${r.oldestPendingAgeS === null ? '-' : formatDuration(r.oldestPendingAgeS)}`,
-        `  rate ${r.recentPerSecond.toFixed(1)}/s over the last 5 minutes; backlog drained in ${formatDuration(r.etaSeconds)}`,
-      ].join('\n'),
-    )
-    .join('\n') + '\n';
+  return (
+    reports
+      .map((r) =>
+        [
+          `${r.sink}:`,
+          `  pending ${r.pending}, sent ${r.sent}, dead ${r.dead}, conflicts ${r.conflict}`,
+          `  oldest pending ${r.oldestPendingAgeS === null ? '-' : formatDuration(r.oldestPendingAgeS)}`,
+          `  rate ${r.recentPerSecond.toFixed(1)}/s over the last 5 minutes; backlog drained in ${formatDuration(r.etaSeconds)}`,
+        ].join('\n'),
+      )
+      .join('\n') + '\n'
+  );
 }

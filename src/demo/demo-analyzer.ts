@@ -35,7 +35,11 @@ export class DemoAnalyzer {
   /** A host query for `accessions`: what the gateway answered within the analyzer's `deadlineMs`. */
   async query(accessions: readonly string[], deadlineMs: number): Promise<QueryOutcome> {
     const end = this.line.analyzer();
-    const querying = new QueryingAnalyzer(new AstmEmulator(end, systemClock, { replyTimeoutMs: 5_000, maxRestarts: 1 }), new AnalyzerReceiver(end, systemClock), systemClock);
+    const querying = new QueryingAnalyzer(
+      new AstmEmulator(end, systemClock, { replyTimeoutMs: 5_000, maxRestarts: 1 }),
+      new AnalyzerReceiver(end, systemClock),
+      systemClock,
+    );
     return querying.query(accessions, deadlineMs);
   }
 

@@ -27,7 +27,10 @@ export async function startDemoFhir(dir: string): Promise<DemoFhir> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'ERR_MODULE_NOT_FOUND') throw err;
-    throw new LabgateError('USAGE', 'labgate demo --fhir needs the FHIR test server\'s development dependencies (@medplum/*): run `npm ci` in a labgate checkout');
+    throw new LabgateError(
+      'USAGE',
+      "labgate demo --fhir needs the FHIR test server's development dependencies (@medplum/*): run `npm ci` in a labgate checkout",
+    );
   }
   const pair = generateKeyPairSync('ec', { namedCurve: 'P-384' });
   const keyFile = join(dir, 'fhir-private-key.pem');

@@ -35,7 +35,17 @@ export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoR
   const random = seededRandom(2026);
   let next = 1;
   const specimens = (count: number, codes?: readonly string[], accessions?: readonly string[]): Specimen[] => {
-    const made = makeSpecimens({ first: next, count, at: systemClock.now(), instrumentId: instrument.id, zone: instrument.timezone, mapping: instrument.mapping, random, ...(codes ? { codes } : {}), ...(accessions ? { accessions } : {}) });
+    const made = makeSpecimens({
+      first: next,
+      count,
+      at: systemClock.now(),
+      instrumentId: instrument.id,
+      zone: instrument.timezone,
+      mapping: instrument.mapping,
+      random,
+      ...(codes ? { codes } : {}),
+      ...(accessions ? { accessions } : {}),
+    });
     next += count;
     return made;
   };
@@ -62,7 +72,11 @@ export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoR
   const sinkNames = run.gateway.sinks.map((s) => s.name);
   const delivered = (): string => sinkNames.map((s) => `${s} ${tally.deliveredOf(s, keys())}/${keys().length}`).join('   ');
   const converged = (what: string): Promise<void> =>
-    waitFor(() => sinkNames.every((s) => tally.deliveredOf(s, keys()) === keys().length), PHASE_TIMEOUT_MS, () => `${what}: after ${PHASE_TIMEOUT_MS / 1000} s only ${delivered()} delivered (${env.logFile})`);
+    waitFor(
+      () => sinkNames.every((s) => tally.deliveredOf(s, keys()) === keys().length),
+      PHASE_TIMEOUT_MS,
+      () => `${what}: after ${PHASE_TIMEOUT_MS / 1000} s only ${delivered()} delivered (${env.logFile})`,
+    );
   const fhir = env.fhir?.server;
   const down = fhir ? 'The LIMS and the FHIR server are' : 'The LIMS is';
 
@@ -117,8 +131,11 @@ export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoR
   say(`  restart: a new gateway opened ${env.config.gateway.dataDir}; the outbox still holds everything not recorded as sent`);
   await converged('after the restart');
   say(`  delivered  ${delivered()}   (converged ${((systemClock.now() - restart) / 1000).toFixed(1)} s after the restart)`);
-  say(`  the re-sent results were recognized: postgres absorbed ${tally.replays('postgres')} (load_count + 1), the LIMS answered ${env.lims.stats().replays} from their idempotency keys`);
-  if (fhir) say(`  the FHIR server found ${fhir.stats().unchanged} re-sent Observations already there by their identifier (conditional create), creating none twice`);
+  say(
+    `  the re-sent results were recognized: postgres absorbed ${tally.replays('postgres')} (load_count + 1), the LIMS answered ${env.lims.stats().replays} from their idempotency keys`,
+  );
+  if (fhir)
+    say(`  the FHIR server found ${fhir.stats().unchanged} re-sent Observations already there by their identifier (conditional create), creating none twice`);
   await hostQuery({ env, analyzer, send, specimens, converged, delivered, say });
   const refused = tally.refused();
   if (refused.length) throw new Error(`results were refused: ${refused.slice(0, 3).join('; ')}`);
@@ -138,14 +155,20 @@ async function hostQuery(step: {
   const { env, analyzer, send, specimens, converged, delivered, say } = step;
   const [ordered, none] = ['DEMO-Q001', 'DEMO-Q002'];
   const loinc = (code: string): string => env.instrument.mapping.find((m) => m.code === code)!.loinc;
-  env.lims.loadOrders([{ accession: ordered!, orders: ['GLU', 'K'].map((code, i) => ({ orderId: `demo-order-${i + 1}`, loinc: loinc(code), orderedAt: new Date().toISOString() })) }]);
+  env.lims.loadOrders([
+    {
+      accession: ordered!,
+      orders: ['GLU', 'K'].map((code, i) => ({ orderId: `demo-order-${i + 1}`, loinc: loinc(code), orderedAt: new Date().toISOString() })),
+    },
+  ]);
   say('');
   say('4. The analyzer asks the gateway which tests two specimens need (a host query); the LIMS has orders for one');
   const deadline = 10_000;
   const asked = await analyzer.query([ordered!, none!], deadline);
   if (asked.kind !== 'answered') throw new Error(`the host query was not answered within the analyzer's ${deadline / 1000} s: ${asked.kind}`);
   const codes = asked.orders.get(ordered!) ?? [];
-  if (codes.join(',') !== 'GLU,K' || asked.orders.has(none!)) throw new Error(`the answer ordered ${JSON.stringify([...asked.orders])}, not GLU and K for ${ordered} alone`);
+  if (codes.join(',') !== 'GLU,K' || asked.orders.has(none!))
+    throw new Error(`the answer ordered ${JSON.stringify([...asked.orders])}, not GLU and K for ${ordered} alone`);
   say(`  query  ${ordered}, ${none} → answered ${asked.enqAfterMs} ms after the query: ${ordered} ${codes.join(', ')}; ${none} nothing to run`);
   await send(specimens(1, codes, [ordered!]));
   await converged('the ordered tests');

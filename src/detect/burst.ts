@@ -70,7 +70,8 @@ function recognize(bytes: Buffer): Recognized {
   if (high * 10 > n) return { kind: 'noise', why: `${high} of ${n} bytes have the high bit set` };
   if (!mostlyText(bytes)) return { kind: 'noise', why: noText(bytes) };
   if (/(^|[\r\n\x02])MSH[|^~\\&]/.test(text)) return { kind: 'recognized', recognition: { protocol: 'hl7', form: 'segments' } };
-  if (/(^|[\r\n\x02]|\x02[0-7])H([|!@#$%*;,])[^\r\n]{3}/.test(text) && astmHeader(text)) return { kind: 'recognized', recognition: { protocol: 'astm', form: 'records' } };
+  if (/(^|[\r\n\x02]|\x02[0-7])H([|!@#$%*;,])[^\r\n]{3}/.test(text) && astmHeader(text))
+    return { kind: 'recognized', recognition: { protocol: 'astm', form: 'records' } };
   const lines = printedLines(bytes, text);
   if (lines) return { kind: 'recognized', recognition: lines };
   return { kind: 'noise', why: noText(bytes) };

@@ -5,7 +5,15 @@ import type { Clock } from '../clock.js';
 import type { Log } from '../log.js';
 import { isMissingDevice, reopenDelay, defaultReopenPolicy, type PortStatus } from '../transport/supervisor.js';
 import type { CloseInfo, Transport } from '../transport/transport.js';
-import { defaultDetectorTiming, startDetector, stepDetector, type DetectorEffect, type DetectorInput, type DetectorOptions, type DetectorState } from './detector.js';
+import {
+  defaultDetectorTiming,
+  startDetector,
+  stepDetector,
+  type DetectorEffect,
+  type DetectorInput,
+  type DetectorOptions,
+  type DetectorState,
+} from './detector.js';
 import { describeFinding, type Finding } from './finding.js';
 import { candidateSettings, settingLabel, type DetectionScope, type SerialSetting } from './setting.js';
 
@@ -44,8 +52,15 @@ export class DetectingPort {
   constructor(private readonly o: DetectingPortOptions) {
     this.options = { candidates: candidateSettings(o.scope), scope: o.scope, ...defaultDetectorTiming, ...o.timing };
     this.state = startDetector(this.options).state;
-    this.status = { instrument: o.instrument, endpoint: o.path, state: 'stopped', since: o.clock.now(), reconnects: 0, failedOpens: 0,
-      counters: { messages: 0, inserted: 0, rejected: 0, naks: 0, checksumErrors: 0, discarded: 0 } };
+    this.status = {
+      instrument: o.instrument,
+      endpoint: o.path,
+      state: 'stopped',
+      since: o.clock.now(),
+      reconnects: 0,
+      failedOpens: 0,
+      counters: { messages: 0, inserted: 0, rejected: 0, naks: 0, checksumErrors: 0, discarded: 0 },
+    };
   }
 
   /** What has been found so far. */
@@ -94,10 +109,13 @@ export class DetectingPort {
         void this.openAt(effect.setting);
       } else {
         if (this.wakeTimer !== undefined) this.o.clock.clearTimeout(this.wakeTimer);
-        this.wakeTimer = this.o.clock.setTimeout(() => {
-          this.wakeTimer = undefined;
-          this.feed({ kind: 'timer', at: this.o.clock.now() });
-        }, Math.max(0, effect.at - this.o.clock.now()));
+        this.wakeTimer = this.o.clock.setTimeout(
+          () => {
+            this.wakeTimer = undefined;
+            this.feed({ kind: 'timer', at: this.o.clock.now() });
+          },
+          Math.max(0, effect.at - this.o.clock.now()),
+        );
       }
     }
   }

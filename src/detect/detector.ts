@@ -55,10 +55,7 @@ export type DetectorState =
   | (Common & { phase: 'listening'; since: number; burst: Burst | null })
   | (Common & { phase: 'found'; burst: Burst | null; observations: readonly Observation[]; formats: Formats; noiseInARow: number });
 
-export type DetectorInput =
-  | { kind: 'opened'; at: number }
-  | { kind: 'bytes'; data: Buffer; at: number }
-  | { kind: 'timer'; at: number };
+export type DetectorInput = { kind: 'opened'; at: number } | { kind: 'bytes'; data: Buffer; at: number } | { kind: 'timer'; at: number };
 
 /** `open`: close the port and open it at this setting, then feed `opened`. `wake`: feed `timer` at this time. */
 export type DetectorEffect = { kind: 'open'; setting: SerialSetting } | { kind: 'wake'; at: number };
@@ -121,15 +118,35 @@ function judge(s: Exclude<DetectorState, { phase: 'opening' }>, burst: Burst, o:
   if (!sameSetting(target, s.setting)) {
     // Bit 7 carried a 7-bit sender's parity: listen again with the UART taking it off (it is judged there anew).
     const trial: Trial = { setting: s.setting, at, outcome: 'recognized', why: `bit 7 is a parity bit: trying ${settingLabel(target)}` };
-    return { state: { phase: 'opening', setting: target, index: s.index, cycle: s.cycle, trials: record(s.trials, trial) }, effects: [{ kind: 'open', setting: target }] };
+    return {
+      state: { phase: 'opening', setting: target, index: s.index, cycle: s.cycle, trials: record(s.trials, trial) },
+      effects: [{ kind: 'open', setting: target }],
+    };
   }
   const trial: Trial = { setting: s.setting, at, outcome: 'recognized', why: 'makes sense' };
   if (s.phase === 'listening') {
-    const state: DetectorState = { phase: 'found', setting: s.setting, index: s.index, cycle: s.cycle, trials: record(s.trials, trial), burst: null, observations: [observation], formats: verdict.formats, noiseInARow: 0 };
+    const state: DetectorState = {
+      phase: 'found',
+      setting: s.setting,
+      index: s.index,
+      cycle: s.cycle,
+      trials: record(s.trials, trial),
+      burst: null,
+      observations: [observation],
+      formats: verdict.formats,
+      noiseInARow: 0,
+    };
     return { state, effects: [] };
   }
-  const formats = { '8N1': s.formats['8N1'] && verdict.formats['8N1'], '7E1': s.formats['7E1'] && verdict.formats['7E1'], '7O1': s.formats['7O1'] && verdict.formats['7O1'] };
-  return { state: { ...s, trials: record(s.trials, trial), observations: [...s.observations, observation].slice(-KEEP_OBSERVATIONS), formats, noiseInARow: 0 }, effects: [] };
+  const formats = {
+    '8N1': s.formats['8N1'] && verdict.formats['8N1'],
+    '7E1': s.formats['7E1'] && verdict.formats['7E1'],
+    '7O1': s.formats['7O1'] && verdict.formats['7O1'],
+  };
+  return {
+    state: { ...s, trials: record(s.trials, trial), observations: [...s.observations, observation].slice(-KEEP_OBSERVATIONS), formats, noiseInARow: 0 },
+    effects: [],
+  };
 }
 
 // The setting the bytes fit: the current one when its format is among theirs, else the 7-bit variant at this rate.

@@ -30,8 +30,10 @@ export function describeFinding(s: DetectorState, path: string, candidates: numb
   const latest = s.observations[s.observations.length - 1]!.recognition;
   const notes: string[] = [];
   const format = formatOf(s.setting);
-  if (format === '8N1' && s.formats['7E1']) notes.push('7E1 reads these bytes the same way; if frames are refused for checksums later, try dataBits: 7 and parity: even');
-  if (latest.protocol === 'hl7' && latest.form === 'segments') notes.push("labgate reads HL7 only in MLLP blocks (VT ... FS CR): set the analyzer's host interface to MLLP");
+  if (format === '8N1' && s.formats['7E1'])
+    notes.push('7E1 reads these bytes the same way; if frames are refused for checksums later, try dataBits: 7 and parity: even');
+  if (latest.protocol === 'hl7' && latest.form === 'segments')
+    notes.push("labgate reads HL7 only in MLLP blocks (VT ... FS CR): set the analyzer's host interface to MLLP");
   if (latest.protocol === 'line') notes.push('a printout needs a layout (start, result, end or idleMs): see drivers/line/README.md and config/line/');
   if (driver !== 'auto' && driver !== latest.protocol) notes.push(`the entry names driver ${driver}, but the analyzer speaks ${latest.protocol}`);
   return {
@@ -68,7 +70,10 @@ function what(latest: Recognition, observations: readonly Observation[]): string
 // The median gap between bursts that made sense, as a person says it.
 function interval(observations: readonly Observation[]): string | null {
   if (observations.length < 2) return null;
-  const gaps = observations.slice(1).map((o, i) => o.at - observations[i]!.at).sort((a, b) => a - b);
+  const gaps = observations
+    .slice(1)
+    .map((o, i) => o.at - observations[i]!.at)
+    .sort((a, b) => a - b);
   const ms = gaps[Math.floor(gaps.length / 2)]!;
   if (ms < 1_000) return `${Math.round(ms)} ms`;
   if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;

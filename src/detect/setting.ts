@@ -52,7 +52,12 @@ export function sameSetting(a: SerialSetting, b: SerialSetting): boolean {
 }
 
 /** The detection scope of a transport, or null when its settings are all given (or it is not serial). */
-export function detectionScope(transport: { kind: string; baudRate?: number | 'auto'; dataBits?: 7 | 8 | 'auto'; parity?: 'none' | 'even' | 'odd' | 'auto' }): DetectionScope | null {
+export function detectionScope(transport: {
+  kind: string;
+  baudRate?: number | 'auto';
+  dataBits?: 7 | 8 | 'auto';
+  parity?: 'none' | 'even' | 'odd' | 'auto';
+}): DetectionScope | null {
   if (transport.kind !== 'serial') return null;
   const scope: DetectionScope = { baudRate: transport.baudRate ?? 9600, dataBits: transport.dataBits ?? 8, parity: transport.parity ?? 'none' };
   return scope.baudRate === 'auto' || scope.dataBits === 'auto' || scope.parity === 'auto' ? scope : null;

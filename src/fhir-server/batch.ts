@@ -7,7 +7,12 @@ import { fail, type Answer, type FhirEngine, type Interaction } from './engine.j
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
 /** Processes a batch; `representation` (Prefer: return=representation) adds each entry's resource. */
-export async function processBatch(engine: FhirEngine, body: unknown, representation: boolean, before?: (entry: BundleEntry) => Answer | undefined): Promise<Answer> {
+export async function processBatch(
+  engine: FhirEngine,
+  body: unknown,
+  representation: boolean,
+  before?: (entry: BundleEntry) => Answer | undefined,
+): Promise<Answer> {
   const bundle = body as Bundle | null;
   if (bundle?.resourceType !== 'Bundle') return fail(400, 'invalid', 'expected a Bundle');
   if (bundle.type !== 'batch') return fail(400, 'not-supported', `Bundle.type ${String(bundle.type)}: this server takes batch bundles only`);

@@ -105,7 +105,10 @@ export class FhirEngine {
   }
 
   private async route(i: Interaction): Promise<Answer> {
-    const req: FhirRequest = { ...makeSimpleRequest(i.method, i.url, i.resource), headers: i.ifNoneExist !== undefined ? { 'if-none-exist': i.ifNoneExist } : {} };
+    const req: FhirRequest = {
+      ...makeSimpleRequest(i.method, i.url, i.resource),
+      headers: i.ifNoneExist !== undefined ? { 'if-none-exist': i.ifNoneExist } : {},
+    };
     const [outcome, resource] = await this.router.handleRequest(req, this.repo);
     const status = getStatus(outcome);
     if (status >= 400 || !resource) return { status, outcome };
@@ -133,7 +136,10 @@ export function fail(status: number, code: OperationOutcomeIssue['code'], text: 
 
 /** `W/"3"` or `"3"` → `3` (RFC 9110 8.8.3 entity tag, FHIR's weak ETag of the version id). */
 export function versionOf(etag: string): string {
-  return etag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  return etag
+    .trim()
+    .replace(/^W\//, '')
+    .replace(/^"(.*)"$/, '$1');
 }
 
 function sameContent(a: Resource, b: Resource): boolean {

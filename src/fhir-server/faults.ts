@@ -4,11 +4,20 @@
 import type { LimsFaults } from '../lims-server/faults.js';
 
 /** Misbehavior, settable at start and at run time. Rates are shares of write requests in [0, 1]. */
-export interface FhirFaults
-  extends Pick<
-    LimsFaults,
-    'latencyMs' | 'jitterMs' | 'rate500' | 'rate503' | 'rate429' | 'rateLost' | 'rateHang' | 'outage' | 'retryAfterSeconds' | 'tokenTtlSeconds' | 'advertisedExpiresIn'
-  > {
+export interface FhirFaults extends Pick<
+  LimsFaults,
+  | 'latencyMs'
+  | 'jitterMs'
+  | 'rate500'
+  | 'rate503'
+  | 'rate429'
+  | 'rateLost'
+  | 'rateHang'
+  | 'outage'
+  | 'retryAfterSeconds'
+  | 'tokenTtlSeconds'
+  | 'advertisedExpiresIn'
+> {
   /** Identifier values (labgate's dedup keys) whose entries are refused with 422 and an `invalid` OperationOutcome. */
   rejectIdentifiers: string[];
   /** Refuse a whole batch of more than one entry with 400 when it holds a refused identifier (servers that validate up front). */

@@ -32,7 +32,12 @@ export class IndexedRepository extends MemoryRepository {
     const ids = [...(this.byIdentifier.get(`${request.resourceType} ${only.value}`) ?? [])];
     const found = await Promise.all(ids.map((id) => this.readResource<T>(request.resourceType, id)));
     const page = found.slice(request.offset ?? 0, (request.offset ?? 0) + (request.count ?? found.length));
-    return { resourceType: 'Bundle', type: 'searchset', total: found.length, ...(page.length ? { entry: page.map((resource) => ({ resource: resource as WithId<T> })) } : {}) };
+    return {
+      resourceType: 'Bundle',
+      type: 'searchset',
+      total: found.length,
+      ...(page.length ? { entry: page.map((resource) => ({ resource: resource as WithId<T> })) } : {}),
+    };
   }
 
   override clear(): void {

@@ -118,7 +118,10 @@ export class FhirTestServer {
 
   /** Every Observation carrying `system|value`. */
   async byIdentifier(system: string, value: string): Promise<Observation[]> {
-    return this.engine.repo.searchResources<Observation>({ resourceType: 'Observation', filters: [{ code: 'identifier', operator: 'eq', value: `${system}|${value}` }] });
+    return this.engine.repo.searchResources<Observation>({
+      resourceType: 'Observation',
+      filters: [{ code: 'identifier', operator: 'eq', value: `${system}|${value}` }],
+    });
   }
 
   /** The versions of an Observation, newest first. */
@@ -165,7 +168,10 @@ export class FhirTestServer {
     if (write) {
       const fate = rollFate(this.current, this.random);
       if (fate === 'hang') return void this.hung.add(res);
-      if (fate !== 'serve') return send(res, fail(Number(fate), fate === '429' ? 'throttled' : 'transient', `injected ${fate}`), { 'retry-after': String(this.current.retryAfterSeconds) });
+      if (fate !== 'serve')
+        return send(res, fail(Number(fate), fate === '429' ? 'throttled' : 'transient', `injected ${fate}`), {
+          'retry-after': String(this.current.retryAfterSeconds),
+        });
     }
     const answer = await this.perform(req, rel, body);
     if (write && this.random() < this.current.rateLost) return void req.socket.destroy();
@@ -192,7 +198,13 @@ export class FhirTestServer {
     const method = req.method as Interaction['method'];
     const ifNoneExist = header(req, 'if-none-exist');
     const ifMatch = header(req, 'if-match');
-    return this.engine.perform({ method, url: rel, ...(ifNoneExist ? { ifNoneExist } : {}), ...(ifMatch ? { ifMatch } : {}), ...(resource !== undefined ? { resource } : {}) });
+    return this.engine.perform({
+      method,
+      url: rel,
+      ...(ifNoneExist ? { ifNoneExist } : {}),
+      ...(ifMatch ? { ifMatch } : {}),
+      ...(resource !== undefined ? { resource } : {}),
+    });
   }
 
   private rejected(resource: unknown): boolean {
@@ -207,12 +219,23 @@ export class FhirTestServer {
 
   private capability(): Resource {
     const o = this.options;
-    return capabilityStatement({ conditionalCreate: o.conditionalCreate ?? true, updateCreate: o.updateCreate ?? true, tokenUrl: this.tokenUrl, date: new Date(this.now()).toISOString() });
+    return capabilityStatement({
+      conditionalCreate: o.conditionalCreate ?? true,
+      updateCreate: o.updateCreate ?? true,
+      tokenUrl: this.tokenUrl,
+      date: new Date(this.now()).toISOString(),
+    });
   }
 
   private token(req: IncomingMessage, res: ServerResponse, body: string): void {
     const f = this.current;
-    const granted = this.desk.grant(new URLSearchParams(body), req.headers.authorization, this.tokenUrl, f.tokenTtlSeconds, f.advertisedExpiresIn ?? f.tokenTtlSeconds);
+    const granted = this.desk.grant(
+      new URLSearchParams(body),
+      req.headers.authorization,
+      this.tokenUrl,
+      f.tokenTtlSeconds,
+      f.advertisedExpiresIn ?? f.tokenTtlSeconds,
+    );
     res.writeHead(granted.status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(granted.body));
   }
 

@@ -35,7 +35,8 @@ function bindingIssues(resource: Resource): OperationOutcomeIssue[] {
     requireCode(out, 'http://hl7.org/fhir/observation-status', resource.status, 'Observation.status');
     const comparators = [resource.valueQuantity, ...(resource.referenceRange ?? []).flatMap((r) => [r.low, r.high])];
     for (const q of comparators) {
-      if (q && 'comparator' in q && q.comparator !== undefined) requireCode(out, 'http://hl7.org/fhir/quantity-comparator', q.comparator, 'Quantity.comparator');
+      if (q && 'comparator' in q && q.comparator !== undefined)
+        requireCode(out, 'http://hl7.org/fhir/quantity-comparator', q.comparator, 'Quantity.comparator');
     }
   }
   for (const { system, code, path } of codings(resource, '')) {

@@ -91,8 +91,15 @@ export class Gateway {
     this.metrics = new Metrics({ now: deps.clock.now, processMetrics: deps.processMetrics ?? false });
     deps.faults?.onRecord(() => this.metrics.unhandledError());
     this.lifecycle = new Lifecycle(deps.log);
-    this.sinkHealthView = new SinkHealthView(() => this.drains, () => this.store?.outbox.counts() ?? [], deps.clock.now);
-    this.instrumentSet = new InstrumentSet(() => this.config.instruments, (instrument) => this.superviseInstrument(instrument));
+    this.sinkHealthView = new SinkHealthView(
+      () => this.drains,
+      () => this.store?.outbox.counts() ?? [],
+      deps.clock.now,
+    );
+    this.instrumentSet = new InstrumentSet(
+      () => this.config.instruments,
+      (instrument) => this.superviseInstrument(instrument),
+    );
     if (deps.configFile) {
       const apply = (plan: ReloadPlan, next: Config): Promise<void> => this.applyReload(plan, next);
       this.reloader = new ConfigReloader({ file: deps.configFile, current: () => this.config, apply, now: deps.clock.now, log: deps.log });
@@ -183,7 +190,12 @@ export class Gateway {
           const sinks = deps.sinks ? deps.sinks.map((s) => s.name) : enabledSinkNames(config);
           this.store = openStore({ dataDir: config.gateway.dataDir, sinks, qcSinks: qcSinkNames(config), now: deps.clock.now });
           this.store.outbox.resetInFlight();
-          this.sampler = new BacklogSampler({ store: this.store, pending: () => this.sinkHealth(), now: deps.clock.now, log: deps.log.child({ part: 'backlog' }) });
+          this.sampler = new BacklogSampler({
+            store: this.store,
+            pending: () => this.sinkHealth(),
+            now: deps.clock.now,
+            log: deps.log.child({ part: 'backlog' }),
+          });
         },
         stop: () => this.store?.close(),
       },
@@ -284,7 +296,12 @@ export class Gateway {
   private async startWeb(store: Store): Promise<{ port: number }> {
     const { config, deps } = this;
     this.web = gatewayWeb({
-      config, clock: deps.clock, log: deps.log, summarized: (log) => this.summarized(log), store, metrics: this.metrics,
+      config,
+      clock: deps.clock,
+      log: deps.log,
+      summarized: (log) => this.summarized(log),
+      store,
+      metrics: this.metrics,
       ...(deps.faults ? { faults: deps.faults } : {}),
       ready: () => this.ready,
       disk: () => this.disk,

@@ -80,7 +80,13 @@ export function superviseInstrument(instrument: InstrumentConfig, deps: Instrume
         get profile() {
           return profile();
         },
-        transport, ingest: deps.ingest, accepting: deps.accepting, clock: deps.clock, log, onEvent, junk,
+        transport,
+        ingest: deps.ingest,
+        accepting: deps.accepting,
+        clock: deps.clock,
+        log,
+        onEvent,
+        junk,
         ...(deps.orders ? { orders: deps.orders } : {}),
       });
       runner.start();

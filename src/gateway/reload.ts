@@ -95,7 +95,9 @@ export function reloadHealth(status: ReloadStatus | null): string[] {
   const reasons: string[] = [];
   if (status.outcome === 'refused') {
     const first = status.problems[0];
-    reasons.push(`configuration: the last reload was refused (${status.problems.length} problem${status.problems.length === 1 ? '' : 's'}${first ? `, first ${first.path}: ${first.message}` : ''}); the gateway runs on the configuration before it`);
+    reasons.push(
+      `configuration: the last reload was refused (${status.problems.length} problem${status.problems.length === 1 ? '' : 's'}${first ? `, first ${first.path}: ${first.message}` : ''}); the gateway runs on the configuration before it`,
+    );
   }
   if (status.waitingForRestart.length > 0) {
     reasons.push(`configuration: ${status.waitingForRestart.join(', ')} changed; only a restart applies that (systemctl restart labgate)`);

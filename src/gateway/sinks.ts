@@ -26,14 +26,17 @@ export function buildSinks(config: Config, deps: { log: Logger; now: () => numbe
   const sinks: Sink[] = [];
   const pgConfig = config.sinks.postgres;
   if (pgConfig && pgConfig.enabled) {
-    sinks.push(
-      createPostgresSink({ ...pgConfig, gatewayId: config.gateway.id }, { log: sinkLogger(deps.log, 'postgres') }),
-    );
+    sinks.push(createPostgresSink({ ...pgConfig, gatewayId: config.gateway.id }, { log: sinkLogger(deps.log, 'postgres') }));
   }
   const limsConfig = config.sinks.lims;
   if (limsConfig && limsConfig.enabled) {
     sinks.push(
-      createLimsSink(limsConfig, { now: deps.now, log: sinkLogger(deps.log, 'lims'), gatewayId: config.gateway.id, ...(deps.limsTokens ? { tokens: deps.limsTokens } : {}) }),
+      createLimsSink(limsConfig, {
+        now: deps.now,
+        log: sinkLogger(deps.log, 'lims'),
+        gatewayId: config.gateway.id,
+        ...(deps.limsTokens ? { tokens: deps.limsTokens } : {}),
+      }),
     );
   }
   const fhirConfig = config.sinks.fhir;

@@ -34,7 +34,6 @@ export function wantsTwoWay(config: Config): boolean {
   return twoWayInstruments(config).size > 0;
 }
 
-
 /** Running two-way parts: what the instruments' runners get, and the dispatch drain. */
 export interface TwoWay {
   port: OrdersPort;
@@ -45,7 +44,10 @@ export interface TwoWay {
 }
 
 /** Starts the orders client and the dispatch drain, or returns undefined when no instrument is two-way. */
-export function startTwoWay(config: Config, deps: { store: Store; tokens: TokenProvider | undefined; clock: Clock; random: () => number; log: Logger; metrics: Metrics }): TwoWay | undefined {
+export function startTwoWay(
+  config: Config,
+  deps: { store: Store; tokens: TokenProvider | undefined; clock: Clock; random: () => number; log: Logger; metrics: Metrics },
+): TwoWay | undefined {
   const lims = config.sinks.lims;
   if (!wantsTwoWay(config) || !lims?.enabled || !deps.tokens) return undefined;
   const { store, clock } = deps;

@@ -95,7 +95,11 @@ function statusSource(parts: GatewayWebParts): StatusSource {
     instruments: parts.instruments,
     drains: () => parts.drains().map((d) => d.status()),
     twoWay: twoWayInstruments(parts.config),
-    wake: (sink) => parts.drains().find((d) => d.status().sink === sink)?.notify(),
+    wake: (sink) =>
+      parts
+        .drains()
+        .find((d) => d.status().sink === sink)
+        ?.notify(),
     mappingOf: (id) => parts.bound().get(id)?.profile.mapping,
     ...(parts.reload ? { reload: parts.reload } : {}),
     reprocess: (id, actor) => {

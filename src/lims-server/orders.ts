@@ -47,7 +47,10 @@ export class OrderBook {
   /** Specimens with orders for `instrument` not yet dispatched to it, each with those orders only. */
   pending(instrument: string): TestSpecimen[] {
     return [...this.specimens.values()]
-      .map((s) => ({ ...s, orders: s.orders.filter((o) => (o.instruments ?? [instrument]).includes(instrument) && !this.puts.has(`${o.orderId}|${instrument}`)) }))
+      .map((s) => ({
+        ...s,
+        orders: s.orders.filter((o) => (o.instruments ?? [instrument]).includes(instrument) && !this.puts.has(`${o.orderId}|${instrument}`)),
+      }))
       .filter((s) => s.orders.length > 0);
   }
 

@@ -56,7 +56,12 @@ export class RecordBook {
   apply(id: string, body: string, key: string, fingerprint: string): StoredAnswer {
     const record = this.write(id, body);
     this.applied.set(id, (this.applied.get(id) ?? 0) + 1);
-    const answer: StoredAnswer = { status: record.version === 1 ? 201 : 200, etag: record.etag, body: JSON.stringify({ recordId: id, etag: record.etag }), fingerprint };
+    const answer: StoredAnswer = {
+      status: record.version === 1 ? 201 : 200,
+      etag: record.etag,
+      body: JSON.stringify({ recordId: id, etag: record.etag }),
+      fingerprint,
+    };
     this.answers.set(key, answer);
     return answer;
   }

@@ -26,7 +26,12 @@ const problem = (res: ServerResponse, status: number, type: string, extra: Recor
 /** POST /oauth/token */
 export function tokenRoute(ctx: RouteCtx, req: IncomingMessage, res: ServerResponse, body: string): void {
   const f = ctx.faults();
-  const { status, body: answer } = ctx.desk.grant(new URLSearchParams(body), req.headers.authorization, f.tokenTtlSeconds, f.advertisedExpiresIn ?? f.tokenTtlSeconds);
+  const { status, body: answer } = ctx.desk.grant(
+    new URLSearchParams(body),
+    req.headers.authorization,
+    f.tokenTtlSeconds,
+    f.advertisedExpiresIn ?? f.tokenTtlSeconds,
+  );
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
   res.end(JSON.stringify(answer));
 }

@@ -11,8 +11,7 @@ export type Lookup =
 
 /** An analyzer's answer: the specimens it can run with their orders, or "no information" and why. */
 export type OrderAnswer =
-  | { kind: 'orders'; specimens: InstrumentSpecimen[]; without: string[] }
-  | { kind: 'no-information'; reason: NoInformationReason; without: string[] };
+  { kind: 'orders'; specimens: InstrumentSpecimen[]; without: string[] } | { kind: 'no-information'; reason: NoInformationReason; without: string[] };
 
 /**
  * The analyzer's code for a LOINC: the first mapping entry that names it, so the configuration's order decides when

@@ -81,12 +81,31 @@ export class OrderDesk {
     const timer = deps.clock.setTimeout(() => controller.abort(), budget);
     const looked = await Promise.all(queries.map((q) => this.lookups(q, controller.signal)));
     deps.clock.clearTimeout(timer);
-    const specimens = new Map(looked.flat().flatMap((l) => (l.kind === 'specimens' ? l.specimens : [])).map((s) => [s.accession, s]));
+    const specimens = new Map(
+      looked
+        .flat()
+        .flatMap((l) => (l.kind === 'specimens' ? l.specimens : []))
+        .map((s) => [s.accession, s]),
+    );
     const answers = queries.map((q, i) => decideAnswer(q, looked[i]!, deps.mapping));
     const answer = combine(answers);
     const failure = looked.flat().find((l) => l.kind === 'failed');
-    deps.log.info({ queries: queries.length, ms: deps.clock.now() - started, answer: answer.kind, ...(answer.kind === 'no-information' ? { reason: answer.reason } : { specimens: answer.specimens.length }), ...(failure?.kind === 'failed' && failure.detail ? { lims: failure.detail } : {}) }, 'host query decided');
-    return this.ticket('query', answer, answer.kind === 'orders' ? sentOrders(answer.specimens, specimens) : [], receivedAt + deps.queryTimeoutMs - reserve / 2);
+    deps.log.info(
+      {
+        queries: queries.length,
+        ms: deps.clock.now() - started,
+        answer: answer.kind,
+        ...(answer.kind === 'no-information' ? { reason: answer.reason } : { specimens: answer.specimens.length }),
+        ...(failure?.kind === 'failed' && failure.detail ? { lims: failure.detail } : {}),
+      },
+      'host query decided',
+    );
+    return this.ticket(
+      'query',
+      answer,
+      answer.kind === 'orders' ? sentOrders(answer.specimens, specimens) : [],
+      receivedAt + deps.queryTimeoutMs - reserve / 2,
+    );
   }
 
   /** The pending worklist's specimens with orders this instrument can run and has not been sent, as downloads. */

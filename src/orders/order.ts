@@ -30,10 +30,7 @@ export interface SpecimenOrders {
 }
 
 /** Which specimens a query names (LIS2-A2 Q.3/Q.4; an IHE LAW QPD names one container). */
-export type SpecimenSelector =
-  | { kind: 'id'; accession: string }
-  | { kind: 'range'; from: string; to: string }
-  | { kind: 'all' };
+export type SpecimenSelector = { kind: 'id'; accession: string } | { kind: 'range'; from: string; to: string } | { kind: 'all' };
 
 /**
  * An analyzer's question. `tests`: the analyzer codes it asks about, or 'all'. `request`: what it wants back:
@@ -49,13 +46,7 @@ export interface OrderQuery {
 }
 
 /** Why an analyzer is answered "no information". Never carries patient data. */
-export type NoInformationReason =
-  | 'no-orders'
-  | 'not-expressible'
-  | 'lims-timeout'
-  | 'lims-unavailable'
-  | 'lims-error'
-  | 'unsupported-request';
+export type NoInformationReason = 'no-orders' | 'not-expressible' | 'lims-timeout' | 'lims-unavailable' | 'lims-error' | 'unsupported-request';
 
 /** An order with the analyzer's own code for it (reverse mapping). */
 export interface InstrumentOrder extends Order {

@@ -16,7 +16,18 @@ export type NativeFile =
   | { kind: 'invalid'; reason: string };
 
 // e_machine (gABI) to Node's process.arch names.
-const machines: Record<number, string> = { 3: 'ia32', 8: 'mips', 20: 'ppc', 21: 'ppc64', 22: 's390x', 40: 'arm', 62: 'x64', 183: 'arm64', 243: 'riscv64', 258: 'loong64' };
+const machines: Record<number, string> = {
+  3: 'ia32',
+  8: 'mips',
+  20: 'ppc',
+  21: 'ppc64',
+  22: 's390x',
+  40: 'arm',
+  62: 'x64',
+  183: 'arm64',
+  243: 'riscv64',
+  258: 'loong64',
+};
 // EI_OSABI: 0 (System V) and 3 (GNU) are what Linux toolchains write.
 const osAbis: Record<number, string> = { 0: 'linux', 3: 'linux', 9: 'freebsd', 12: 'openbsd' };
 

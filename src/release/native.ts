@@ -64,7 +64,8 @@ export function misfits(survey: NativeSurvey, target: Target): string[] {
   const want = `${target.platform}-${target.arch}`;
   for (const e of survey.entries.filter((x) => x.kind === 'built')) {
     if (`${e.platform}-${e.arch}` !== want) out.push(`${e.file} is a ${e.platform}-${e.arch} binary, not ${want}`);
-    else if (e.abi.startsWith('node-') && e.abi !== `node-${target.modules}`) out.push(`${e.file} is built for Node ABI ${e.abi.slice(5)}, not ${target.modules}`);
+    else if (e.abi.startsWith('node-') && e.abi !== `node-${target.modules}`)
+      out.push(`${e.file} is built for Node ABI ${e.abi.slice(5)}, not ${target.modules}`);
   }
   for (const [pkg, files] of prebuiltByPackage(survey.entries)) {
     if (hasBuilt(survey.entries, pkg)) continue; // node-gyp-build loads build/Release before any prebuild
@@ -83,7 +84,10 @@ function nodeFiles(dir: string): string[] {
   } catch {
     return [];
   }
-  return names.filter((n) => n.endsWith('.node')).map((n) => join(dir, n)).sort();
+  return names
+    .filter((n) => n.endsWith('.node'))
+    .map((n) => join(dir, n))
+    .sort();
 }
 
 function abiName(abi: NativeAbi): string {

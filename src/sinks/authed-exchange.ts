@@ -28,9 +28,7 @@ export interface AuthedRequest {
 
 /** The server's answer, no answer, no token to be had, or a fresh token refused too (wrong credentials, a broken server). */
 export type AuthedResponse =
-  | Extract<LimsResponse, { kind: 'answer' | 'failure' }>
-  | { kind: 'no-token'; reason: string; unreachable: boolean }
-  | { kind: 'token-refused' };
+  Extract<LimsResponse, { kind: 'answer' | 'failure' }> | { kind: 'no-token'; reason: string; unreachable: boolean } | { kind: 'token-refused' };
 
 /** Sends with a bearer token; on 401 fetches a fresh token once and resends. Never throws for I/O. */
 export async function authedExchange(deps: AuthedDeps, signal: AbortSignal, req: AuthedRequest): Promise<AuthedResponse> {

@@ -7,13 +7,10 @@ import type { RetryScope } from '../delivery/contract.js';
 
 /** What came back for one entry or one whole request. */
 export type FhirAnswer =
-  | { kind: 'answer'; status: number; issues: readonly string[] }
-  | { kind: 'failure'; failure: 'connect' | 'timeout' | 'lost' | 'aborted' };
+  { kind: 'answer'; status: number; issues: readonly string[] } | { kind: 'failure'; failure: 'connect' | 'timeout' | 'lost' | 'aborted' };
 
 /** What the sink does with it. */
-export type FhirVerdict =
-  | { action: 'retry'; scope: RetryScope; why: string; retryAfter?: boolean }
-  | { action: 'dead'; why: string };
+export type FhirVerdict = { action: 'retry'; scope: RetryScope; why: string; retryAfter?: boolean } | { action: 'dead'; why: string };
 
 // R4 IssueType codes grouped as the value set nests them.
 const SECURITY = ['security', 'login', 'unknown', 'expired', 'forbidden', 'suppressed'];
@@ -31,9 +28,12 @@ export const fhirRules: readonly Rule[] = [
   { when: { status: [429, 429] }, then: { action: 'retry', scope: 'record', why: 'rate limited', retryAfter: true } },
   { when: { status: [401, 401] }, then: { action: 'retry', scope: 'sink', why: 'the FHIR server refused the token' } },
   // Missing scopes or a server policy: every Observation is refused alike, so nothing is dead-lettered for it.
-  { when: { status: [403, 403] }, then: { action: 'retry', scope: 'sink', why: 'forbidden (check the client\'s scopes, e.g. system/Observation.write)' } },
+  { when: { status: [403, 403] }, then: { action: 'retry', scope: 'sink', why: "forbidden (check the client's scopes, e.g. system/Observation.write)" } },
   { when: { status: [400, 499], issues: SECURITY }, then: { action: 'retry', scope: 'sink', why: 'refused for a security reason' } },
-  { when: { status: [400, 499], issues: UNSUPPORTED }, then: { action: 'retry', scope: 'sink', why: 'the FHIR server does not support this interaction (check sinks.fhir.createMode)' } },
+  {
+    when: { status: [400, 499], issues: UNSUPPORTED },
+    then: { action: 'retry', scope: 'sink', why: 'the FHIR server does not support this interaction (check sinks.fhir.createMode)' },
+  },
   { when: { status: [400, 499], issues: TRANSIENT }, then: { action: 'retry', scope: 'record', why: 'transient refusal' } },
   // Not Found / Method Not Allowed for Observation: a wrong base URL or a server without the interaction.
   { when: { status: [404, 405] }, then: { action: 'retry', scope: 'sink', why: 'the FHIR server does not take Observations at this URL' } },

@@ -71,7 +71,57 @@ export const observationStatus = {
 } as const satisfies Record<ResultStatus, string>;
 
 // v3 ObservationInterpretation codes an analyzer flag (ASTM R.7, HL7 OBX-8 table 0078) can be, as they are spelt.
-const INTERPRETATIONS = new Set(['<', '>', 'A', 'AA', 'AC', 'B', 'CAR', 'Carrier', 'D', 'DET', 'E', 'EX', 'EXP', 'H', 'H>', 'HH', 'HM', 'HU', 'HX', 'I', 'IE', 'IND', 'L', 'L<', 'LL', 'LU', 'LX', 'MS', 'N', 'NCL', 'ND', 'NEG', 'NR', 'NS', 'OBX', 'POS', 'QCF', 'R', 'RR', 'S', 'SDD', 'SYN-R', 'SYN-S', 'TOX', 'U', 'UNE', 'VS', 'W', 'WR']);
+const INTERPRETATIONS = new Set([
+  '<',
+  '>',
+  'A',
+  'AA',
+  'AC',
+  'B',
+  'CAR',
+  'Carrier',
+  'D',
+  'DET',
+  'E',
+  'EX',
+  'EXP',
+  'H',
+  'H>',
+  'HH',
+  'HM',
+  'HU',
+  'HX',
+  'I',
+  'IE',
+  'IND',
+  'L',
+  'L<',
+  'LL',
+  'LU',
+  'LX',
+  'MS',
+  'N',
+  'NCL',
+  'ND',
+  'NEG',
+  'NR',
+  'NS',
+  'OBX',
+  'POS',
+  'QCF',
+  'R',
+  'RR',
+  'S',
+  'SDD',
+  'SYN-R',
+  'SYN-S',
+  'TOX',
+  'U',
+  'UNE',
+  'VS',
+  'W',
+  'WR',
+]);
 
 /** The Observation for a stored payload. */
 export function toObservation(payload: ResultPayload, o: ObservationOptions): FhirObservation {
@@ -88,7 +138,12 @@ export function toObservation(payload: ResultPayload, o: ObservationOptions): Fh
     identifier: [{ system: o.identifierSystem, value: payload.dedupKey }],
     status: observationStatus[r.status],
     category: [{ coding: [LABORATORY] }],
-    code: { coding: [{ system: LOINC, code: fhirCode(r.analyteLoinc) }, ...(analyzerCode ? [{ system: `${o.analyzerCodeSystem}:${r.instrumentId}`, code: analyzerCode }] : [])] },
+    code: {
+      coding: [
+        { system: LOINC, code: fhirCode(r.analyteLoinc) },
+        ...(analyzerCode ? [{ system: `${o.analyzerCodeSystem}:${r.instrumentId}`, code: analyzerCode }] : []),
+      ],
+    },
     // Both in R4's dateTime/instant form: the key's `+00:00` instant, and the capture's ISO-8601 UTC time.
     effectiveDateTime: r.resultedAt,
     issued: payload.capture.receivedAt,

@@ -105,7 +105,9 @@ function readBack(answer: EntryAnswer, ifNoneExist: string): Step {
 }
 
 function searched(p: Pending, bundle: unknown): Outcome | Step {
-  const entries = ((bundle as { entry?: { resource?: unknown }[] } | null)?.entry ?? []).filter((e) => (e.resource as { resourceType?: unknown } | undefined)?.resourceType === 'Observation');
+  const entries = ((bundle as { entry?: { resource?: unknown }[] } | null)?.entry ?? []).filter(
+    (e) => (e.resource as { resourceType?: unknown } | undefined)?.resourceType === 'Observation',
+  );
   if (entries.length === 0) return { kind: 'retry', reason: 'the Observation the server reported is not found by its identifier', scope: 'record' };
   if (entries.length > 1) return { kind: 'conflict', reason: 'several Observations on the FHIR server carry this identifier' };
   const theirs = entries[0]!.resource as { id?: string; meta?: { versionId?: string } };
@@ -114,8 +116,14 @@ function searched(p: Pending, bundle: unknown): Outcome | Step {
 
 function compare(p: Pending, theirs: unknown, version: Version | null): Outcome {
   const etag = version ? formatVersion(version) : undefined;
-  if (observationContent(theirs) === p.content) return { kind: 'delivered', ...(etag ? { etag } : {}), detail: 'already on the FHIR server with the same clinical content' };
-  return { kind: 'conflict', reason: 'the FHIR server holds different clinical content for this result', theirs: JSON.stringify(theirs ?? null), ...(etag ? { etag } : {}) };
+  if (observationContent(theirs) === p.content)
+    return { kind: 'delivered', ...(etag ? { etag } : {}), detail: 'already on the FHIR server with the same clinical content' };
+  return {
+    kind: 'conflict',
+    reason: 'the FHIR server holds different clinical content for this result',
+    theirs: JSON.stringify(theirs ?? null),
+    ...(etag ? { etag } : {}),
+  };
 }
 
 function delivered(version: Version | null): Outcome {
@@ -138,7 +146,10 @@ export function versionOf(answer: EntryAnswer): Version | null {
   const m = /(?:^|\/)Observation\/([A-Za-z0-9\-.]{1,64})(?:\/_history\/([^/?#]+))?/.exec(location);
   const resource = answer.resource as { resourceType?: unknown; id?: unknown; meta?: { versionId?: unknown } } | undefined;
   const id = m?.[1] ?? (resource?.resourceType === 'Observation' && typeof resource.id === 'string' ? resource.id : undefined);
-  const etag = answer.response?.etag?.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  const etag = answer.response?.etag
+    ?.trim()
+    .replace(/^W\//, '')
+    .replace(/^"(.*)"$/, '$1');
   const vid = m?.[2] ?? (etag || (typeof resource?.meta?.versionId === 'string' ? resource.meta.versionId : undefined));
   return id && vid ? { id, vid } : null;
 }

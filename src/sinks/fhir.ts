@@ -77,7 +77,12 @@ class FhirDelivery implements FhirSink {
     this.tokens =
       auth.kind === 'none'
         ? null
-        : createTokenProvider(auth, { dispatcher: this.dispatcher, now: deps.now, timeoutMs: options.timeouts.headersMs, ...(deps.readSecret ? { readSecret: deps.readSecret } : {}) });
+        : createTokenProvider(auth, {
+            dispatcher: this.dispatcher,
+            now: deps.now,
+            timeoutMs: options.timeouts.headersMs,
+            ...(deps.readSecret ? { readSecret: deps.readSecret } : {}),
+          });
     if (options.createMode !== 'auto') this.decided = { ok: true, mode: options.createMode };
   }
 
@@ -109,7 +114,10 @@ class FhirDelivery implements FhirSink {
     if (pending.length === 0) return;
     const mode = await this.mode(signal);
     if (!mode.ok) return void asOneExchange(pending.map(() => mode.outcome)).forEach((o, i) => (out[pending[i]!.index] = o));
-    let steps: Pending[] = pending.map((p) => ({ ...p, step: firstStep(p.etag, p.recordId, mode.mode, this.identifierQuery(p.observation.identifier[0]!.value)) }));
+    let steps: Pending[] = pending.map((p) => ({
+      ...p,
+      step: firstStep(p.etag, p.recordId, mode.mode, this.identifierQuery(p.observation.identifier[0]!.value)),
+    }));
     for (let round = 0; round < ROUNDS && steps.length > 0; round++) {
       const results = await this.send(steps, signal);
       const next: Pending[] = [];
@@ -143,7 +151,10 @@ class FhirDelivery implements FhirSink {
       if ('outcome' in res) return { ok: false, outcome: res.outcome };
       if (res.kind === 'failure' || res.status !== 200) return { ok: false, outcome: this.whole(res, 'reading the CapabilityStatement') };
       this.decided = decideCreateMode(parseJson(res.body));
-      this.deps.log[this.decided.ok ? 'info' : 'warn']({ sink: this.name, ...(this.decided.ok ? { createMode: this.decided.mode } : { reason: this.decided.reason }) }, 'FHIR CapabilityStatement read');
+      this.deps.log[this.decided.ok ? 'info' : 'warn'](
+        { sink: this.name, ...(this.decided.ok ? { createMode: this.decided.mode } : { reason: this.decided.reason }) },
+        'FHIR CapabilityStatement read',
+      );
     }
     const d = this.decided;
     if (!d.ok) this.decided = null;
@@ -168,7 +179,11 @@ class FhirDelivery implements FhirSink {
     const doc = parseJson(res.body) as { resourceType?: unknown; entry?: EntryAnswer[] } | null;
     const entries = doc?.resourceType === 'Bundle' && Array.isArray(doc.entry) ? doc.entry : null;
     if (!entries || entries.length !== steps.length) {
-      const outcome: Outcome = { kind: 'retry', reason: `the FHIR server answered the batch with ${entries ? `${entries.length} entries for ${steps.length}` : 'no Bundle'}`, scope: 'sink' };
+      const outcome: Outcome = {
+        kind: 'retry',
+        reason: `the FHIR server answered the batch with ${entries ? `${entries.length} entries for ${steps.length}` : 'no Bundle'}`,
+        scope: 'sink',
+      };
       return asOneExchange(steps.map(() => outcome));
     }
     const now = this.deps.now();
@@ -184,7 +199,12 @@ class FhirDelivery implements FhirSink {
       return { kind: 'retry', reason: `${what}: ${verdict.why} (${this.redact(res.message)})`, scope };
     }
     const now = this.deps.now();
-    const outcome = unexpected({ response: { status: String(res.status), outcome: parseJson(res.body) } }, res.status, now, retryAfterAt(res.headers['retry-after'], now));
+    const outcome = unexpected(
+      { response: { status: String(res.status), outcome: parseJson(res.body) } },
+      res.status,
+      now,
+      retryAfterAt(res.headers['retry-after'], now),
+    );
     return 'reason' in outcome ? { ...outcome, reason: `${what}: ${this.redact(outcome.reason)}` } : outcome;
   }
 
@@ -192,7 +212,13 @@ class FhirDelivery implements FhirSink {
   private async authed(signal: AbortSignal, method: 'GET' | 'POST', path: string, body?: string): Promise<Sent | { outcome: Outcome }> {
     const headers: Record<string, string> = { accept: FHIR_JSON, ...(body ? { 'content-type': FHIR_JSON, prefer: 'return=minimal' } : {}) };
     const res = await authedExchange(
-      { dispatcher: this.dispatcher, tokens: this.tokens, origin: this.base.origin, headersTimeoutMs: this.options.timeouts.headersMs, bodyTimeoutMs: this.options.timeouts.bodyMs },
+      {
+        dispatcher: this.dispatcher,
+        tokens: this.tokens,
+        origin: this.base.origin,
+        headersTimeoutMs: this.options.timeouts.headersMs,
+        bodyTimeoutMs: this.options.timeouts.bodyMs,
+      },
       signal,
       { method, path: this.base.pathname.replace(/\/$/, '') + path, headers, ...(body ? { body } : {}) },
     );
@@ -227,4 +253,3 @@ function parseJson(text: string): unknown {
     return null;
   }
 }
-

@@ -5,9 +5,7 @@
 import type { RetryScope } from '../delivery/contract.js';
 
 /** What came back from one request: an HTTP answer, or no answer at all. */
-export type Exchange =
-  | { kind: 'answer'; status: number; problem: string | null }
-  | { kind: 'failure'; failure: 'connect' | 'timeout' | 'lost' | 'aborted' };
+export type Exchange = { kind: 'answer'; status: number; problem: string | null } | { kind: 'failure'; failure: 'connect' | 'timeout' | 'lost' | 'aborted' };
 
 /** What the sink does next. */
 export type Verdict =

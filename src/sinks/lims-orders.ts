@@ -38,7 +38,12 @@ export interface OrdersEndpoint extends AuthedDeps {
 export function ordersEndpoint(options: LimsOrdersOptions, tokens: TokenProvider, connections: number, dispatcher?: Dispatcher): OrdersEndpoint {
   const owned = dispatcher
     ? undefined
-    : new Agent({ connections, pipelining: 1, keepAliveTimeout: 30_000, connect: { timeout: options.timeouts.connectMs, ...(options.caFile ? { ca: readFileSync(options.caFile) } : {}) } });
+    : new Agent({
+        connections,
+        pipelining: 1,
+        keepAliveTimeout: 30_000,
+        connect: { timeout: options.timeouts.connectMs, ...(options.caFile ? { ca: readFileSync(options.caFile) } : {}) },
+      });
   const url = new URL(options.baseUrl);
   return {
     dispatcher: dispatcher ?? owned!,
@@ -56,7 +61,11 @@ export function ordersEndpoint(options: LimsOrdersOptions, tokens: TokenProvider
 /** The orders client over an endpoint. */
 export function createOrdersClient(endpoint: OrdersEndpoint): OrdersClient {
   const get = async (query: URLSearchParams, signal: AbortSignal, read: (body: unknown) => Parsed<Lookup>): Promise<Lookup> => {
-    const res = await authedExchange(endpoint, signal, { method: 'GET', path: `${endpoint.base}?${query.toString()}`, headers: { accept: 'application/json' } });
+    const res = await authedExchange(endpoint, signal, {
+      method: 'GET',
+      path: `${endpoint.base}?${query.toString()}`,
+      headers: { accept: 'application/json' },
+    });
     return lookupOf(res, read);
   };
   return {

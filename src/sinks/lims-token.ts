@@ -91,8 +91,7 @@ function cachedSingleFlight(fetchToken: Fetch, now: () => number): Omit<TokenPro
       });
     return inflight;
   };
-  const token = (): Promise<TokenResult> =>
-    cached && now() < cached.expiresAt ? Promise.resolve({ ok: true, token: cached.token }) : fetchShared();
+  const token = (): Promise<TokenResult> => (cached && now() < cached.expiresAt ? Promise.resolve({ ok: true, token: cached.token }) : fetchShared());
   const refresh = (stale: string): Promise<TokenResult> => {
     // Somebody already replaced the refused token: use theirs instead of fetching again.
     if (cached && cached.token !== stale) return token();

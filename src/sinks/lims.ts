@@ -50,12 +50,14 @@ export interface LimsSinkDeps {
 export function createLimsSink(options: LimsSinkOptions, deps: LimsSinkDeps): Sink {
   const owned = deps.dispatcher ? undefined : defaultAgent(options);
   const dispatcher = deps.dispatcher ?? owned!;
-  const tokens = deps.tokens ?? createTokenProvider(options.auth, {
-    dispatcher,
-    now: deps.now,
-    timeoutMs: options.timeouts.headersMs,
-    ...(deps.readSecret ? { readSecret: deps.readSecret } : {}),
-  });
+  const tokens =
+    deps.tokens ??
+    createTokenProvider(options.auth, {
+      dispatcher,
+      now: deps.now,
+      timeoutMs: options.timeouts.headersMs,
+      ...(deps.readSecret ? { readSecret: deps.readSecret } : {}),
+    });
   const limiter = createLimiter(options.concurrency);
   const ctx: Ctx = { options, deps, dispatcher, tokens, limiter, origin: new URL(options.baseUrl).origin };
   return {
@@ -143,7 +145,13 @@ type Sent = Extract<LimsResponse, { kind: 'answer' | 'failure' }>;
 
 /** Sends with a bearer token (authed-exchange.ts); a missing or refused token is a sink-wide retry. */
 async function authed(ctx: Ctx, signal: AbortSignal, req: AuthedRequest): Promise<Sent | { outcome: Outcome }> {
-  const deps = { dispatcher: ctx.dispatcher, tokens: ctx.tokens, origin: ctx.origin, headersTimeoutMs: ctx.options.timeouts.headersMs, bodyTimeoutMs: ctx.options.timeouts.bodyMs };
+  const deps = {
+    dispatcher: ctx.dispatcher,
+    tokens: ctx.tokens,
+    origin: ctx.origin,
+    headersTimeoutMs: ctx.options.timeouts.headersMs,
+    bodyTimeoutMs: ctx.options.timeouts.bodyMs,
+  };
   const res = await authedExchange({ ...deps, heard: (status) => ctx.limiter.heard(status === 429) }, signal, req);
   if (res.kind === 'no-token') return { outcome: { kind: 'retry', reason: res.reason, scope: res.unreachable ? 'unreachable' : 'sink' } };
   // A fresh token refused too means wrong credentials or a broken LIMS: every record is affected alike.
@@ -157,7 +165,10 @@ async function outcomeOf(ctx: Ctx, row: OutboxRow, ours: ResultPayload, res: Sen
   const status = res.kind === 'answer' ? `${res.status}` : res.failure;
   switch (verdict.action) {
     case 'delivered':
-      return delivered(res.kind === 'answer' ? res.headers.etag : undefined, res.kind === 'answer' && res.headers['idempotent-replayed'] === 'true' ? 'replayed by the LIMS' : undefined);
+      return delivered(
+        res.kind === 'answer' ? res.headers.etag : undefined,
+        res.kind === 'answer' && res.headers['idempotent-replayed'] === 'true' ? 'replayed by the LIMS' : undefined,
+      );
     case 'check-record':
       return checkRecord(ctx, row, ours, signal);
     case 'dead': {

@@ -48,8 +48,12 @@ export function batchStatement(schema: string, options: { corrections?: boolean 
   const s = quoteIdent(schema);
   const corrections = options.corrections === true;
   return `WITH input AS (
-  SELECT k AS dedup_key, a AS attempt, p->'result' AS res, (p->>'recordId')::uuid AS record_id${corrections ? `,
-    (p->>'supersedes')::jsonb AS sup` : ''}
+  SELECT k AS dedup_key, a AS attempt, p->'result' AS res, (p->>'recordId')::uuid AS record_id${
+    corrections
+      ? `,
+    (p->>'supersedes')::jsonb AS sup`
+      : ''
+  }
   FROM ROWS FROM (unnest($1::text[]), jsonb_array_elements($2::jsonb), unnest($3::int[])) AS t(k, p, a)
 ), up AS (
   INSERT INTO ${s}.result_load AS r (dedup_key, accession, analyte_loinc, instrument_id, resulted_at, value, unit,

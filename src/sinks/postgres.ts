@@ -106,7 +106,10 @@ class PostgresLoader implements PostgresSink {
   private async load(client: pg.PoolClient, slots: readonly Slot[], out: Outcome[]): Promise<Error | undefined> {
     const correcting = slots[0]!.correction;
     try {
-      const params = batchParams(slots.map((s) => s.load), this.options.gatewayId);
+      const params = batchParams(
+        slots.map((s) => s.load),
+        this.options.gatewayId,
+      );
       const res = await client.query<Answer>(correcting ? this.correcting : this.upsert, params);
       await this.fill(client, slots, res.rows, out);
       return undefined;

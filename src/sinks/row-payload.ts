@@ -32,7 +32,13 @@ export function readRowPayload(row: OutboxRow): RowPayload {
   }
   const r = p?.result as Partial<ResultPayload['result']> | undefined;
   const shaped =
-    typeof p?.recordId === 'string' && typeof p.capture === 'object' && p.capture !== null && typeof r === 'object' && r !== null &&
-    typeof r.accession === 'string' && typeof r.analyteLoinc === 'string' && typeof r.resultedAt === 'string';
+    typeof p?.recordId === 'string' &&
+    typeof p.capture === 'object' &&
+    p.capture !== null &&
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.accession === 'string' &&
+    typeof r.analyteLoinc === 'string' &&
+    typeof r.resultedAt === 'string';
   return shaped ? { ok: true, payload: p as ResultPayload } : { ok: false, outcome: NOT_A_RESULT };
 }

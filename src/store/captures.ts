@@ -46,9 +46,7 @@ export class CaptureJournal {
   constructor(db: Database.Database) {
     this.insertCapture = db.prepare(`INSERT INTO captures (instrument_id, protocol, received_at, raw, raw_sha256, status,
       reasons, result_count, processed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.settleCapture = db.prepare(
-      'UPDATE captures SET status = ?, reasons = ?, result_count = ?, counted_keys = ?, processed_at = ? WHERE id = ?',
-    );
+    this.settleCapture = db.prepare('UPDATE captures SET status = ?, reasons = ?, result_count = ?, counted_keys = ?, processed_at = ? WHERE id = ?');
     this.findCapture = db.prepare(`SELECT id, instrument_id, protocol, received_at, raw_sha256, status, reasons, counted_keys
       FROM captures WHERE id = ?`);
     this.listRejected = db.prepare(`SELECT id, instrument_id, protocol, received_at, raw_sha256, status, reasons, counted_keys
@@ -80,15 +78,17 @@ export class CaptureJournal {
   /** The capture with this id, or undefined. */
   find(id: number): JournaledCapture | undefined {
     const row = this.findCapture.get(id) as CaptureRow | undefined;
-    return row && {
-      id: row.id,
-      instrumentId: row.instrument_id,
-      protocol: row.protocol,
-      receivedAt: row.received_at,
-      rawSha256: row.raw_sha256,
-      status: row.status,
-      countedKeys: row.counted_keys ? (JSON.parse(row.counted_keys) as string[]) : [],
-    };
+    return (
+      row && {
+        id: row.id,
+        instrumentId: row.instrument_id,
+        protocol: row.protocol,
+        receivedAt: row.received_at,
+        rawSha256: row.raw_sha256,
+        status: row.status,
+        countedKeys: row.counted_keys ? (JSON.parse(row.counted_keys) as string[]) : [],
+      }
+    );
   }
 
   /** Oldest rejected captures first, up to `limit`. */

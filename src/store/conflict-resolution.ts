@@ -109,8 +109,24 @@ export class ConflictResolver {
     const payload = JSON.stringify({ ...incoming, supersedes: clinicalContent(replaced) } satisfies ResultPayload);
     // A new payload_sha256 also voids the outcome of the old version, if it is in flight now (outbox.ts).
     const sha = hash('sha256', payload);
-    this.correct.run(r.valueText, r.value, r.comparator, r.bound, r.unit, r.status, r.statusCode, JSON.stringify(r.flags),
-      r.referenceRange, JSON.stringify(r.source), r.source.analyzerCode, r.source.captureId, digest, payload, sha, stored.id);
+    this.correct.run(
+      r.valueText,
+      r.value,
+      r.comparator,
+      r.bound,
+      r.unit,
+      r.status,
+      r.statusCode,
+      JSON.stringify(r.flags),
+      r.referenceRange,
+      JSON.stringify(r.source),
+      r.source.analyzerCode,
+      r.source.captureId,
+      digest,
+      payload,
+      sha,
+      stored.id,
+    );
     // QC results are kept for the record, forwarded only to the sinks that take them (ingest.ts).
     const takes = (sink: string): boolean => stored.qc !== 1 || this.qcSinks.includes(sink);
     const rows = this.slotsOf(stored.id, conflict.dedup_key).filter((row) => takes(row.sink));

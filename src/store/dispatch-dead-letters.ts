@@ -35,7 +35,12 @@ export class DispatchDeadLetters {
 
   /** Makes matching refused dispatches pending again (due now); audited per row. */
   retryDeadLetters(filter: DeadLetterFilter, actor: string): number {
-    return this.operate(filter, actor, 'dead-letter-retry', `UPDATE dispatches SET state = 'pending', attempts = 0, next_attempt_at = @at, updated_at = @at WHERE id = @id AND state = 'dead'`);
+    return this.operate(
+      filter,
+      actor,
+      'dead-letter-retry',
+      `UPDATE dispatches SET state = 'pending', attempts = 0, next_attempt_at = @at, updated_at = @at WHERE id = @id AND state = 'dead'`,
+    );
   }
 
   /** Deletes matching refused dispatches; audited per row. Download mode sends such an order again if the LIMS still lists it as pending. */

@@ -40,7 +40,9 @@ export class DispatchQueue {
       ORDER BY next_attempt_at, id LIMIT ?`;
     this.due = db.prepare(`SELECT id, order_id, instrument_id, dispatched_at, attempts ${due}`).raw();
     this.dueAt = db.prepare(`SELECT next_attempt_at ${due}`).pluck();
-    this.countStates = db.prepare(`SELECT state, count(*) AS n, min(CASE WHEN state = 'pending' THEN dispatched_at END) AS oldest FROM dispatches GROUP BY state`);
+    this.countStates = db.prepare(
+      `SELECT state, count(*) AS n, min(CASE WHEN state = 'pending' THEN dispatched_at END) AS oldest FROM dispatches GROUP BY state`,
+    );
     const s = {
       sent: db.prepare(`UPDATE dispatches SET state = 'sent', last_error = NULL, updated_at = ? WHERE id = ? AND state = 'pending'`),
       retry: db.prepare(`UPDATE dispatches SET attempts = attempts + ?, next_attempt_at = coalesce(?, next_attempt_at), last_error = ?, updated_at = ?
@@ -77,7 +79,16 @@ export class DispatchQueue {
     return raw.map(([id, orderId, instrumentId, dispatchedAt, attempts]) => {
       this.flying.add(id);
       const payload = JSON.stringify({ orderId, instrumentId, dispatchedAt: new Date(dispatchedAt).toISOString() } satisfies DispatchPayload);
-      return { id, sink: DISPATCH_SINK, dedupKey: `${orderId}|${instrumentId}`, recordId: orderId, attempts, etag: null, payload, payloadSha256: sha256Hex(payload) };
+      return {
+        id,
+        sink: DISPATCH_SINK,
+        dedupKey: `${orderId}|${instrumentId}`,
+        recordId: orderId,
+        attempts,
+        etag: null,
+        payload,
+        payloadSha256: sha256Hex(payload),
+      };
     });
   }
 

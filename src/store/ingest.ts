@@ -143,9 +143,7 @@ export class ResultWriter {
       VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
     this.insertOutbox = sinks.length > 0 ? new RowsStatements(db, (n) => insertOutboxSql(sinks, n), 5 * sinks.length) : null;
     // A repeated identical conflicting replay is the same conflict seen again, not a new one.
-    this.recordConflict = db.prepare(
-      `${CONFLICT_COLUMNS} ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`,
-    );
+    this.recordConflict = db.prepare(`${CONFLICT_COLUMNS} ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`);
     this.recordConflictOnce = db.prepare(`${CONFLICT_COLUMNS} ON CONFLICT (dedup_key, origin, incoming_digest) DO NOTHING`);
     this.storedRow = db.prepare('SELECT * FROM results WHERE resulted_at = ? AND dedup_key = ?');
     this.storedDigest = db.prepare('SELECT clinical_digest FROM results WHERE resulted_at = ? AND dedup_key = ?').pluck();

@@ -15,7 +15,9 @@ export class OrderStore {
   /** Dispatches the LIMS refused for good: listed, retried and purged by an operator. */
   readonly deadLetters: DispatchDeadLetters;
   private readonly days: OrderDays;
-  private readonly sentTx: Database.Transaction<(instrumentId: string, orders: readonly { orderId: string; accession: string }[], at: number, download: boolean) => number>;
+  private readonly sentTx: Database.Transaction<
+    (instrumentId: string, orders: readonly { orderId: string; accession: string }[], at: number, download: boolean) => number
+  >;
 
   constructor(db: Database.Database, now: () => number, dayOf?: (at: number) => string) {
     this.dispatches = new DispatchQueue(db, now);

@@ -120,9 +120,7 @@ export class OutboxOperator {
   /** Makes matching dead letters pending again (attempts reset, due now); audited per row. Returns how many. */
   retryDeadLetters(filter: DeadLetterFilter, actor: string): number {
     return this.operate(filter, actor, 'dead-letter-retry', (ids, at) => {
-      const stmt = this.db.prepare(
-        `UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'dead'`,
-      );
+      const stmt = this.db.prepare(`UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'dead'`);
       for (const id of ids) stmt.run(at, at, id);
     });
   }

@@ -34,7 +34,11 @@ export class Outbox extends OutboxOperator {
   private readonly record: (sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => number;
 
   /** `afterRecord` runs after a batch with deliveries is recorded (the store asks for a checkpoint off the loop). */
-  constructor(db: Database.Database, now: () => number, private readonly afterRecord: () => void = () => {}) {
+  constructor(
+    db: Database.Database,
+    now: () => number,
+    private readonly afterRecord: () => void = () => {},
+  ) {
     super(db, now);
     // Served by the partial index outbox_due: cost follows `limit` and the rows in flight, never the backlog.
     // Raw arrays: better-sqlite3 builds them faster than keyed objects, and the claim is on the hot path.

@@ -13,10 +13,18 @@ export type RejectedStep = (limit: number) => { removed: number; done: boolean }
  * by one ordered pass over the rejected-capture index; captures rejected after it are newer and never touched.
  */
 export function rejectedStep(db: Database.Database, maxBytes: number, keeps: (id: number, receivedAt: number, processedAt: number) => boolean): RejectedStep {
-  const boundary = db.prepare(`SELECT id FROM (SELECT id, SUM(length(raw)) OVER (ORDER BY id DESC) AS newer_bytes
-    FROM captures WHERE status = 'rejected') WHERE newer_bytes > ? ORDER BY id DESC LIMIT 1`).pluck();
-  const page = db.prepare(`SELECT id, received_at, processed_at FROM captures INDEXED BY captures_rejected
-    WHERE status = 'rejected' AND id > ? AND id <= ? ORDER BY id LIMIT ?`).raw();
+  const boundary = db
+    .prepare(
+      `SELECT id FROM (SELECT id, SUM(length(raw)) OVER (ORDER BY id DESC) AS newer_bytes
+    FROM captures WHERE status = 'rejected') WHERE newer_bytes > ? ORDER BY id DESC LIMIT 1`,
+    )
+    .pluck();
+  const page = db
+    .prepare(
+      `SELECT id, received_at, processed_at FROM captures INDEXED BY captures_rejected
+    WHERE status = 'rejected' AND id > ? AND id <= ? ORDER BY id LIMIT ?`,
+    )
+    .raw();
   const remove = db.prepare(`DELETE FROM captures WHERE id = ? AND status = 'rejected'`);
   let last: number | undefined;
   let after = 0;

@@ -123,7 +123,7 @@ function outboxWalk(db: Database.Database, cutoff: number): { step: BatchStep; k
     const done = fresh >= 0 || rows.length < limit;
     const usable = wholeResults(fresh >= 0 ? rows.slice(0, fresh) : rows, done);
     let removed = 0;
-    for (let i = 0; i < usable.length; ) {
+    for (let i = 0; i < usable.length;) {
       let j = i;
       while (j < usable.length && usable[j]![1] === usable[i]![1]) j++;
       const group = usable.slice(i, j);
@@ -152,14 +152,14 @@ function wholeResults(rows: WalkRow[], last: boolean): WalkRow[] {
 // Besides the kept keys, each candidate's own outbox slots (layout.ts) are looked at: a row queued
 // after the run began (a conflict forwarded as a correction) keeps its result, and sent slots go with it.
 function resultsStep(db: Database.Database, cutoff: number, kept: Set<string>, deferred: () => boolean): BatchStep {
-  const unsent = db
-    .prepare(`SELECT 1 FROM outbox WHERE id BETWEEN ? AND ? AND dedup_key = ? AND state <> 'sent' LIMIT 1`)
-    .pluck();
+  const unsent = db.prepare(`SELECT 1 FROM outbox WHERE id BETWEEN ? AND ? AND dedup_key = ? AND state <> 'sent' LIMIT 1`).pluck();
   const removeSlots = db.prepare(`DELETE FROM outbox WHERE id BETWEEN ? AND ? AND dedup_key = ? AND state = 'sent'`);
   const page = db
-    .prepare(`SELECT id, dedup_key, first_seen_at, last_seen_at FROM results INDEXED BY results_first_seen
+    .prepare(
+      `SELECT id, dedup_key, first_seen_at, last_seen_at FROM results INDEXED BY results_first_seen
       WHERE first_seen_at < @cutoff AND first_seen_at >= @at AND NOT (first_seen_at = @at AND id <= @id)
-      ORDER BY first_seen_at, id LIMIT @limit`)
+      ORDER BY first_seen_at, id LIMIT @limit`,
+    )
     .raw();
   const remove = db.prepare('DELETE FROM results WHERE id = ?');
   const cursor = { at: 0, id: 0 };
@@ -221,9 +221,7 @@ function resultsOfCapture(db: Database.Database): (id: number, receivedAt: numbe
     const any = db.prepare('SELECT 1 FROM results WHERE capture_id = ? LIMIT 1').pluck();
     return (id) => any.get(id) !== undefined;
   }
-  const any = db
-    .prepare(`SELECT 1 FROM results INDEXED BY results_first_seen WHERE first_seen_at BETWEEN ? AND ? AND capture_id = ? LIMIT 1`)
-    .pluck();
+  const any = db.prepare(`SELECT 1 FROM results INDEXED BY results_first_seen WHERE first_seen_at BETWEEN ? AND ? AND capture_id = ? LIMIT 1`).pluck();
   return (id, receivedAt, processedAt) =>
     any.get(Math.min(receivedAt, processedAt) - CLOCK_SLACK_MS, Math.max(receivedAt, processedAt) + CLOCK_SLACK_MS, id) !== undefined;
 }

@@ -89,7 +89,9 @@ export class StoreReads {
     this.conflicts = db.prepare('SELECT * FROM conflicts WHERE resolution IS NULL ORDER BY id LIMIT ?');
     this.delivery = db.prepare(DELIVERY_SQL);
     this.resultAt = db.prepare(`SELECT accession, analyte_loinc AS analyteLoinc FROM results WHERE resulted_at = ? AND dedup_key = ?`);
-    this.resultOfRow = db.prepare(`SELECT accession, analyte_loinc AS analyteLoinc FROM results WHERE id = CAST(? AS INTEGER) / ${OUTBOX_SLOTS} AND dedup_key = ?`);
+    this.resultOfRow = db.prepare(
+      `SELECT accession, analyte_loinc AS analyteLoinc FROM results WHERE id = CAST(? AS INTEGER) / ${OUTBOX_SLOTS} AND dedup_key = ?`,
+    );
   }
 
   /** Outbox state per sink of each result, in one query; a result with no outbox row (QC, no sinks) is absent. */

@@ -26,7 +26,21 @@ import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
-export type { BacklogSample, CodeSeen, ConflictChoice, HourFigures, InstrumentFigures, SinkHour, OpenConflict, RecentResult, RejectedCapture, Resolution, ResultRef, SinkDelivery, StoreCounts };
+export type {
+  BacklogSample,
+  CodeSeen,
+  ConflictChoice,
+  HourFigures,
+  InstrumentFigures,
+  SinkHour,
+  OpenConflict,
+  RecentResult,
+  RejectedCapture,
+  Resolution,
+  ResultRef,
+  SinkDelivery,
+  StoreCounts,
+};
 
 // 16 MiB of WAL (4 KiB pages): four times SQLite's default, as the checkpointer worker keeps it far shorter.
 const BACKSTOP_CHECKPOINT_PAGES = 4000;
@@ -113,14 +127,10 @@ export class Store {
     this.days = new InstrumentDays(db, options.dayOf);
     this.codes = new InstrumentCodes(db);
     this.sinkFigures = new SinkFigures(db);
-    this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) =>
-      this.commitMessage(capture, rawSha256, valid, rejections, now),
-    );
+    this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) => this.commitMessage(capture, rawSha256, valid, rejections, now));
     this.maxResultId = db.prepare('SELECT COALESCE(MAX(id), 0) FROM results').pluck();
     this.groupTx = db.transaction((messages) => messages.map((message) => this.ingestSaved(message)));
-    this.reprocessTx = db.transaction((captureId, valid, rejections, actor, now) =>
-      this.commitReprocess(captureId, valid, rejections, actor, now),
-    );
+    this.reprocessTx = db.transaction((captureId, valid, rejections, actor, now) => this.commitReprocess(captureId, valid, rejections, actor, now));
     const resolver = new ConflictResolver(db, options.sinks, options.qcSinks);
     this.resolveTx = db.transaction((id, choice, actor, now) => resolver.resolve(id, choice, actor, now));
   }
@@ -273,13 +283,7 @@ export class Store {
     }
   }
 
-  private commitMessage(
-    capture: Capture,
-    rawSha256: string,
-    valid: KeyedResult[],
-    observed: Rejection[],
-    now: number,
-  ): IngestSummary {
+  private commitMessage(capture: Capture, rawSha256: string, valid: KeyedResult[], observed: Rejection[], now: number): IngestSummary {
     this.codes.message(capture.instrumentId, capture.receivedAt, valid, observed);
     // What the analyzer sent beside a rejected code is for the codes seen; the reasons are kept as they always were.
     const rejections = observed.map(({ observed: _, ...r }) => r);
@@ -294,13 +298,7 @@ export class Store {
     return { captureId: id, ...tally, rejected: rejections.length };
   }
 
-  private commitReprocess(
-    captureId: number,
-    valid: KeyedResult[],
-    rejections: Rejection[],
-    actor: string,
-    now: number,
-  ): IngestSummary {
+  private commitReprocess(captureId: number, valid: KeyedResult[], rejections: Rejection[], actor: string, now: number): IngestSummary {
     const capture = this.journal.find(captureId);
     if (capture === undefined) throw new LabgateError('USAGE', `there is no capture ${captureId}`);
     if (capture.status !== 'rejected') {
@@ -323,4 +321,3 @@ export class Store {
     }
   }
 }
-

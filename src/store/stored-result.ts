@@ -34,15 +34,7 @@ export interface ResultRow {
 }
 
 /** The columns of a first insert, in the order of the ingest INSERT statement; `r.source` already names the capture. */
-export function resultColumns(
-  r: KeyedResult,
-  key: string,
-  recordId: string,
-  digest: string,
-  now: number,
-  payload: string,
-  payloadSha256: string,
-): unknown[] {
+export function resultColumns(r: KeyedResult, key: string, recordId: string, digest: string, now: number, payload: string, payloadSha256: string): unknown[] {
   return [
     key,
     recordId,

@@ -107,7 +107,13 @@ export class PortSupervisor {
   constructor(private readonly options: SupervisorOptions) {
     this.policy = options.policy ?? defaultReopenPolicy;
     this.random = options.random ?? (() => 0.5);
-    this.status = { instrument: options.instrument, endpoint: options.endpoint, state: 'stopped', since: options.clock.now(), reconnects: 0, failedOpens: 0,
+    this.status = {
+      instrument: options.instrument,
+      endpoint: options.endpoint,
+      state: 'stopped',
+      since: options.clock.now(),
+      reconnects: 0,
+      failedOpens: 0,
       counters: { messages: 0, inserted: 0, rejected: 0, naks: 0, checksumErrors: 0, discarded: 0 },
     };
   }

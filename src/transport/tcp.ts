@@ -28,7 +28,9 @@ export class SocketTransport implements Transport {
       for (const l of this.dataListeners) l(data);
     });
     socket.on('error', (err) => (this.lastError = err));
-    socket.on('close', () => this.finish({ reason: this.lastError ? `connection lost: ${describeError(this.lastError)}` : 'peer closed the connection', error: this.lastError }));
+    socket.on('close', () =>
+      this.finish({ reason: this.lastError ? `connection lost: ${describeError(this.lastError)}` : 'peer closed the connection', error: this.lastError }),
+    );
   }
 
   /** `host:port` of the peer, for logs. */
@@ -101,7 +103,10 @@ export class TcpClientEndpoint {
         socket.destroy();
         reject(err);
       };
-      const timer = setTimeout(() => fail(Object.assign(new Error(`connect timeout after ${this.connectTimeoutMs} ms`), { code: 'ETIMEDOUT' })), this.connectTimeoutMs);
+      const timer = setTimeout(
+        () => fail(Object.assign(new Error(`connect timeout after ${this.connectTimeoutMs} ms`), { code: 'ETIMEDOUT' })),
+        this.connectTimeoutMs,
+      );
       const onAbort = (): void => fail(abortError());
       const cleanup = (): void => {
         clearTimeout(timer);

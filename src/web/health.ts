@@ -69,7 +69,10 @@ export function evaluateHealth(snapshot: HealthSnapshot, thresholds: AlertThresh
   for (const i of snapshot.instruments) {
     // Detection answers nothing, so the analyzer keeps its results until a person copies the settings found.
     if (i.detection) degraded.push(`instrument ${i.instrument}: detecting its serial settings, not configured yet (${i.detection.summary})`);
-    if ((i.lostMessages ?? 0) > 0) degraded.push(`instrument ${i.instrument}: ${i.lostMessages} message${i.lostMessages === 1 ? '' : 's'} lost since start (the store could not take them in time; the analyzer does not resend)`);
+    if ((i.lostMessages ?? 0) > 0)
+      degraded.push(
+        `instrument ${i.instrument}: ${i.lostMessages} message${i.lostMessages === 1 ? '' : 's'} lost since start (the store could not take them in time; the analyzer does not resend)`,
+      );
     if (i.state === 'connected' || i.state === 'stopped') continue;
     degraded.push(`instrument ${i.instrument}: ${i.state}${i.reason ? ` (${i.reason})` : ''}`);
   }

@@ -63,7 +63,9 @@ export class WebServer {
       { headersTimeout: limits.headersMs, requestTimeout: limits.requestMs, keepAliveTimeout: limits.keepAliveMs, connectionsCheckingInterval: 1_000 },
       (req, res) => void this.handle(req, res),
     );
-    this.gate = new ConnectionGate(limits, (counts) => this.options.log.warn({ ...counts, max: limits.max }, 'http connection limit reached; idle connections closed'));
+    this.gate = new ConnectionGate(limits, (counts) =>
+      this.options.log.warn({ ...counts, max: limits.max }, 'http connection limit reached; idle connections closed'),
+    );
     this.gate.attach(server);
     this.server = server;
     return new Promise((resolve, reject) => {

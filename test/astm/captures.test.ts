@@ -52,7 +52,11 @@ const wallUtc = (t: string): string =>
 
 function decode(cp: CaptureProfile, over: AstmOptionsInput = {}): { results: KeyedResult[]; rejections: Rejection[] } {
   const raw = readFileSync(join(astmDir, cp.file));
-  const decoded = decodeAstmCapture(raw, profile(cp.mapping, { id: cp.file.replace(/\.txt$/, ''), timezone: cp.timezone }), options({ ...cp.options, ...over }));
+  const decoded = decodeAstmCapture(
+    raw,
+    profile(cp.mapping, { id: cp.file.replace(/\.txt$/, ''), timezone: cp.timezone }),
+    options({ ...cp.options, ...over }),
+  );
   return { results: decoded.flatMap((m) => m.results), rejections: decoded.flatMap((m) => m.rejections) };
 }
 
@@ -87,7 +91,11 @@ describeCaptures('real analyzer captures (astm)', () => {
     const reading = (): Reading => JSON.parse(readFileSync(join(astmDir, `${cp.file}.expected.json`), 'utf8')) as Reading;
 
     it('is the capture the reading describes', () => {
-      expect(createHash('sha256').update(readFileSync(join(astmDir, cp.file))).digest('hex')).toBe(reading().sha256);
+      expect(
+        createHash('sha256')
+          .update(readFileSync(join(astmDir, cp.file)))
+          .digest('hex'),
+      ).toBe(reading().sha256);
     });
 
     it('decodes to the results of the reading (with the documented disagreements)', () => {
@@ -141,7 +149,9 @@ describeCaptures('real analyzer captures (astm)', () => {
     for (const cp of captureProfiles) {
       const strict = decode({ ...cp, options: { ...cp.options, deviations: undefined, maxFrameBytes: 247 } });
       expect(strict.results, cp.file).toEqual([]);
-      expect(strict.rejections[0]?.reason, cp.file).toMatch(/^(incomplete message at the end of the capture|message discarded: 7 frames refused in a row) \((frame refused|a frame is cut short)/);
+      expect(strict.rejections[0]?.reason, cp.file).toMatch(
+        /^(incomplete message at the end of the capture|message discarded: 7 frames refused in a row) \((frame refused|a frame is cut short)/,
+      );
     }
   });
 });

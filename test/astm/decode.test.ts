@@ -56,7 +56,10 @@ describe('decode uses the configured framing', () => {
   });
 
   it('after the cut, the whole frames that follow are decoded (their checksums verified)', () => {
-    const wire = bytes(frame(1, 'H|\\^&|||Emu<CR>P|1<CR>', false).slice('<STX>'.length) + frame(2, 'H|\\^&|||Emu<CR>O|1|A2<CR>R|1|^^^GLU|6.1|mmol/L||N||F||||20260101120000<CR>L|1<CR>'));
+    const wire = bytes(
+      frame(1, 'H|\\^&|||Emu<CR>P|1<CR>', false).slice('<STX>'.length) +
+        frame(2, 'H|\\^&|||Emu<CR>O|1|A2<CR>R|1|^^^GLU|6.1|mmol/L||N||F||||20260101120000<CR>L|1<CR>'),
+    );
     expect(decode(wire).flatMap((m) => m.results.map((r) => [r.accession, r.valueText]))).toEqual([['A2', '6.1']]);
   });
 });

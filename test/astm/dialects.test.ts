@@ -7,13 +7,20 @@ import { harness } from './harness.js';
 import { bytes } from './mnemonics.js';
 import { options, profile } from './profile.js';
 
-const tuple = (r: KeyedResult): [string, string, string, string, string, boolean] => [r.accession, r.source.analyzerCode, r.analyteLoinc, r.valueText, r.resultedAt, r.qc];
+const tuple = (r: KeyedResult): [string, string, string, string, string, boolean] => [
+  r.accession,
+  r.source.analyzerCode,
+  r.analyteLoinc,
+  r.valueText,
+  r.resultedAt,
+  r.qc,
+];
 
 /** Deterministic chunk sizes 1..17, as a UART FIFO delivers bytes. */
 function chunks(data: Buffer, seed: number): Buffer[] {
   const out: Buffer[] = [];
   let x = seed;
-  for (let i = 0; i < data.length; ) {
+  for (let i = 0; i < data.length;) {
     x = (x * 1103515245 + 12345) & 0x7fffffff;
     const n = 1 + (x % 17);
     out.push(data.subarray(i, i + n));

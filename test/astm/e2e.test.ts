@@ -22,15 +22,28 @@ import { silentLog } from '../../src/log.js';
 
 const SOCAT = '/usr/bin/socat';
 const codes = ['GLU', 'NA', 'K', 'CL', 'CRP'];
-const p = profile(codes.map((code, i) => ({ code, loinc: `2000${i}-0`, unit: 'mmol/L' })), { id: 'e2e-chem' });
+const p = profile(
+  codes.map((code, i) => ({ code, loinc: `2000${i}-0`, unit: 'mmol/L' })),
+  { id: 'e2e-chem' },
+);
 const silent = silentLog;
 
 /** `n` messages of `per` results each; every result has its own key. */
 function messages(tag: string, n: number, per: number): string[] {
-  return Array.from({ length: n }, (_, m) =>
-    ['H|\\^&|||Emu^1|||||||P|1|20260701120000', 'P|1', `O|1|${tag}-${m}`,
-      ...Array.from({ length: per }, (_, i) => `R|${i + 1}|^^^${codes[i % 5]}|${m}.${i}|mmol/L||N||F||||20260701${String(10 + Math.floor(i / 5)).padStart(2, '0')}0000`),
-      'L|1|N'].join('\r') + '\r');
+  return Array.from(
+    { length: n },
+    (_, m) =>
+      [
+        'H|\\^&|||Emu^1|||||||P|1|20260701120000',
+        'P|1',
+        `O|1|${tag}-${m}`,
+        ...Array.from(
+          { length: per },
+          (_, i) => `R|${i + 1}|^^^${codes[i % 5]}|${m}.${i}|mmol/L||N||F||||20260701${String(10 + Math.floor(i / 5)).padStart(2, '0')}0000`,
+        ),
+        'L|1|N',
+      ].join('\r') + '\r',
+  );
 }
 
 interface Cable {
@@ -96,7 +109,10 @@ describe.each(['fake', 'socat'] as const)('ASTM end to end over the %s cable, in
         return { kind: 'unavailable', reason: (err as Error).message };
       }
     };
-    createAstmRunner({ profile: p, transport: cable.gateway, ingest, accepting: () => true, clock: systemClock, log: silent, onEvent: (e) => events.push(e) }, options()).start();
+    createAstmRunner(
+      { profile: p, transport: cable.gateway, ingest, accepting: () => true, clock: systemClock, log: silent, onEvent: (e) => events.push(e) },
+      options(),
+    ).start();
   });
 
   afterAll(async () => {
@@ -133,7 +149,10 @@ describe.each(['fake', 'socat'] as const)('ASTM end to end over the %s cable, in
     expect(mine.reduce((n, s) => n + s.absorbed, 0)).toBe(15);
     expect(mine.reduce((n, s) => n + s.conflicts, 0)).toBe(0);
     expect(store.counts().results - before).toBe(30);
-    const keys = store.recentResults(1000).filter((r) => r.accession.startsWith('faulty-')).map((r) => r.dedupKey);
+    const keys = store
+      .recentResults(1000)
+      .filter((r) => r.accession.startsWith('faulty-'))
+      .map((r) => r.dedupKey);
     expect(new Set(keys).size).toBe(30);
     expect(keys).toHaveLength(30);
   });

@@ -38,7 +38,11 @@ export function harness(profile: InstrumentProfile, options: AstmOptions, transp
   transport.onWrite((d) => trace.push(`write ${[...d].join(',')}`));
   const runner = createAstmRunner(
     {
-      profile, transport, clock, log: silent, accepting: () => accepting,
+      profile,
+      transport,
+      clock,
+      log: silent,
+      accepting: () => accepting,
       ingest: (m) => {
         trace.push('ingest');
         return ingest(m);
@@ -49,7 +53,11 @@ export function harness(profile: InstrumentProfile, options: AstmOptions, transp
   );
   runner.start();
   return {
-    transport, clock, messages, events, trace,
+    transport,
+    clock,
+    messages,
+    events,
+    trace,
     setAccepting: (v) => (accepting = v),
     setIngest: (fn) => (ingest = fn),
     stop: () => runner.stop(),

@@ -14,7 +14,10 @@ const NAK = 'write 21';
 const H = 'H|\\^&|||Emu<CR>';
 
 /** A frame whose checksum is wrong (the sum of another text). */
-const badFrame = (n: number, text: string): string => frame(n, text).replace(/(<ETX>)<CS>/, '$1').replace(/<ETX>/, '<ETX>00');
+const badFrame = (n: number, text: string): string =>
+  frame(n, text)
+    .replace(/(<ETX>)<CS>/, '$1')
+    .replace(/<ETX>/, '<ETX>00');
 
 describe('refused frames count toward nothing', () => {
   it('frames refused for their checksum are not journaled with the message', () => {
@@ -105,7 +108,9 @@ describe('framing: none is bounded too', () => {
       expect(heldBytes(state)).toBeLessThanOrEqual(16 * 1024 * 1024);
     }
     expect(events).toEqual(['discarded']);
-    state = drive(state, { kind: 'bytes', data: Buffer.from('L|1\rH|\\^&\rL|1\r') }, (e) => (e.kind === 'commit' ? (commits.push(e.raw), { kind: 'committed', ok: true }) : undefined));
+    state = drive(state, { kind: 'bytes', data: Buffer.from('L|1\rH|\\^&\rL|1\r') }, (e) =>
+      e.kind === 'commit' ? (commits.push(e.raw), { kind: 'committed', ok: true }) : undefined,
+    );
     expect(commits.map((c) => c.toString('latin1'))).toEqual(['H|\\^&\rL|1\r']);
   });
 

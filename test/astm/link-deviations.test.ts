@@ -10,7 +10,12 @@ import { options, profile } from './profile.js';
 const ACK = 'write 6';
 const NAK = 'write 21';
 const p = profile([{ code: '413', loinc: '1751-7', unit: 'g/L' }]);
-const records = ['H|\\^&|||c111^Roche^c111|||||host|RSUPL^REAL|P|1|20260803131713<CR>', 'P|1<CR>', 'O|1|S-77||^^^413|R||||||N|||||||||||20260803131713|||F<CR>', 'R|1|^^^413|40.13|g/L||N||F||$SYS$||20260803131700<CR>'];
+const records = [
+  'H|\\^&|||c111^Roche^c111|||||host|RSUPL^REAL|P|1|20260803131713<CR>',
+  'P|1<CR>',
+  'O|1|S-77||^^^413|R||||||N|||||||||||20260803131713|||F<CR>',
+  'R|1|^^^413|40.13|g/L||N||F||$SYS$||20260803131700<CR>',
+];
 /** One record per frame, ETB on all but the last, and no L record (some cobas c111 firmware). */
 const withoutL = '<ENQ>' + records.map((r, i) => frame(i + 1, r, i === records.length - 1)).join('') + '<EOT>';
 const results = (o: AstmOptionsInput, wire: string) => decodeAstmCapture(bytes(wire), p, options(o));

@@ -26,13 +26,31 @@ const accepted = (text: Buffer, frameNumber: number | null = 0, final = false): 
 /** A receiver between ENQ and EOT, with the transfer and message so far. */
 function receiving(over: Transfer = {}, cfg: LinkConfig = config()): Receiving {
   const message = (over.texts ?? []).reduce((m, t) => withFrame(m, accepted(t)), newMessage());
-  return { phase: 'receiving', config: cfg, accepting: true, lastFrameNumber: over.lastFrameNumber === undefined ? 0 : over.lastFrameNumber, lastText: over.lastText ?? null, message, partial: null, refusals: over.refusals ?? 0 };
+  return {
+    phase: 'receiving',
+    config: cfg,
+    accepting: true,
+    lastFrameNumber: over.lastFrameNumber === undefined ? 0 : over.lastFrameNumber,
+    lastText: over.lastText ?? null,
+    message,
+    partial: null,
+    refusals: over.refusals ?? 0,
+  };
 }
 
 /** A receiver whose completing frame waits for its commit outcome. */
 function committing(over: Transfer, completing: AcceptedFrame): Committing {
   const r = receiving(over);
-  return { phase: 'committing', config: r.config, accepting: true, lastFrameNumber: r.lastFrameNumber, lastText: r.lastText, message: r.message, completing, inbox: { chunks: null, bytes: 0, dropped: 0 } };
+  return {
+    phase: 'committing',
+    config: r.config,
+    accepting: true,
+    lastFrameNumber: r.lastFrameNumber,
+    lastText: r.lastText,
+    message: r.message,
+    completing,
+    inbox: { chunks: null, bytes: 0, dropped: 0 },
+  };
 }
 
 /** After the sender gave up: every frame NAKed until EOT. */
@@ -64,32 +82,164 @@ interface Row {
 }
 
 const rows: Row[] = [
-  { name: 'ENQ when accepting is ACKed (8.2)', from: neutral, input: b('<ENQ>'), to: { phase: 'receiving', lastFrameNumber: 0 }, effects: ['write <ACK>', 'arm 30000'] },
-  { name: 'ENQ while the store cannot accept is NAKed (busy)', from: { ...neutral, accepting: false }, input: b('<ENQ>'), to: { phase: 'neutral' }, effects: ['write <NAK>', 'event nak not accepting (store unavailable)'] },
+  {
+    name: 'ENQ when accepting is ACKed (8.2)',
+    from: neutral,
+    input: b('<ENQ>'),
+    to: { phase: 'receiving', lastFrameNumber: 0 },
+    effects: ['write <ACK>', 'arm 30000'],
+  },
+  {
+    name: 'ENQ while the store cannot accept is NAKed (busy)',
+    from: { ...neutral, accepting: false },
+    input: b('<ENQ>'),
+    to: { phase: 'neutral' },
+    effects: ['write <NAK>', 'event nak not accepting (store unavailable)'],
+  },
   { name: 'bytes other than ENQ are ignored in neutral', from: neutral, input: b(frame(1, H)), to: { phase: 'neutral' }, effects: [] },
-  { name: 'intermediate ETB frame is ACKed at once', from: receiving(), input: b(frame(1, H, false)), to: { phase: 'receiving', lastFrameNumber: 1, texts: 1 }, effects: ['write <ACK>', 'arm 30000'] },
-  { name: 'ETX frame without L completes nothing: ACK', from: receiving(), input: b(frame(1, H)), to: { lastFrameNumber: 1, texts: 1 }, effects: ['write <ACK>', 'arm 30000'] },
-  { name: 'frame carrying L: commit first, no ACK yet', from: receiving({ lastFrameNumber: 1, texts: [bytes(H)] }), input: b(frame(2, L)), to: { phase: 'committing', lastFrameNumber: 1 }, effects: ['cancel', `commit ${H.replace(/<CR>/g, '\r')}${L.replace(/<CR>/g, '\r')}`.replace(/\r/g, '<CR>')] },
-  { name: 'commit ok: ACK the completing frame', from: committing({ lastFrameNumber: 1 }, accepted(bytes(L), 2, true)), input: { kind: 'committed', ok: true }, to: { phase: 'receiving', lastFrameNumber: 2, texts: 0 }, effects: ['write <ACK>', 'arm 30000'] },
-  { name: 'commit failed: NAK, the analyzer keeps the message', from: committing({ lastFrameNumber: 1, texts: [bytes(H)] }, accepted(bytes(L), 2, true)), input: { kind: 'committed', ok: false }, to: { phase: 'receiving', lastFrameNumber: 1, texts: 1 }, effects: ['write <NAK>', 'arm 30000', 'event nak commit failed'] },
-  { name: 'bad checksum is NAKed (8.3.3)', from: receiving(), input: b('<STX>1H|\\^&<CR><ETX>00<CR><LF>'), to: { lastFrameNumber: 0, texts: 0 }, effects: ['event checksum-error', 'write <NAK>', 'event nak checksum'] },
-  { name: 'lower-case checksum accepted by default', from: receiving(), input: b('<STX>1H|\\^&<CR><ETB>f9<CR><LF>'), to: { lastFrameNumber: 1 }, effects: ['write <ACK>', 'arm 30000'] },
-  { name: 'repeated frame number: retransmission after a lost ACK, ACK and discard (8.3.4)', from: receiving({ lastFrameNumber: 1, lastText: bytes(H), texts: [bytes(H)] }), input: b(frame(1, H)), to: { lastFrameNumber: 1, texts: 1 }, effects: ['write <ACK>', 'arm 30000'] },
-  { name: 'the last frame number with other text is no retransmission: NAK', from: receiving({ lastFrameNumber: 1, lastText: bytes(H), texts: [bytes(H)] }), input: b(frame(1, 'P|1<CR>')), to: { lastFrameNumber: 1, texts: 1 }, effects: ['write <NAK>', 'event nak frame-number'] },
-  { name: 'the 7th refusal in a row discards: the sender has aborted (8.5.1)', from: receiving({ lastFrameNumber: 1, texts: [bytes(H)], refusals: 6 }), input: b(frame(3, 'P|1<CR>')), to: { phase: 'aborted', texts: 0 }, effects: ['write <NAK>', 'event nak frame-number', 'event discarded 7 frames refused in a row'] },
-  { name: 'after that, even the expected number is NAKed until EOT', from: aborted, input: b(frame(2, 'P|1<CR>')), to: { phase: 'aborted' }, effects: ['write <NAK>', 'event nak sender gave up; waiting for EOT'] },
-  { name: 'any other frame number is NAKed (8.3.2)', from: receiving({ lastFrameNumber: 1, texts: [bytes(H)] }), input: b(frame(3, 'P|1<CR>')), to: { lastFrameNumber: 1, texts: 1 }, effects: ['write <NAK>', 'event nak frame-number'] },
-  { name: 'frame numbers wrap 7 → 0', from: receiving({ lastFrameNumber: 7 }), input: b(frame(0, 'R|1<CR>', false)), to: { lastFrameNumber: 0 }, effects: ['write <ACK>', 'arm 30000'] },
-  { name: 'frame over 247 bytes is NAKed', from: receiving(), input: b(frame(1, 'R'.repeat(241), false)), to: { lastFrameNumber: 0 }, effects: ['write <NAK>', 'event nak frame-too-long'] },
-  { name: 'a 240-character text is within 247', from: receiving(), input: b(frame(1, 'R'.repeat(240), false)), to: { lastFrameNumber: 1 }, effects: ['write <ACK>', 'arm 30000'] },
-  { name: 'restricted character in the text is NAKed (8.6)', from: receiving(), input: b(frame(1, 'R|1<ACK>x<CR>', false)), to: { lastFrameNumber: 0 }, effects: ['write <NAK>', 'event nak restricted-character'] },
-  { name: 'LF-only trailer is a framing error by default', from: receiving(), input: b('<STX>1H|\\^&<CR><ETB>F9<LF>'), to: { lastFrameNumber: 0 }, effects: ['write <NAK>', 'event nak framing'] },
+  {
+    name: 'intermediate ETB frame is ACKed at once',
+    from: receiving(),
+    input: b(frame(1, H, false)),
+    to: { phase: 'receiving', lastFrameNumber: 1, texts: 1 },
+    effects: ['write <ACK>', 'arm 30000'],
+  },
+  {
+    name: 'ETX frame without L completes nothing: ACK',
+    from: receiving(),
+    input: b(frame(1, H)),
+    to: { lastFrameNumber: 1, texts: 1 },
+    effects: ['write <ACK>', 'arm 30000'],
+  },
+  {
+    name: 'frame carrying L: commit first, no ACK yet',
+    from: receiving({ lastFrameNumber: 1, texts: [bytes(H)] }),
+    input: b(frame(2, L)),
+    to: { phase: 'committing', lastFrameNumber: 1 },
+    effects: ['cancel', `commit ${H.replace(/<CR>/g, '\r')}${L.replace(/<CR>/g, '\r')}`.replace(/\r/g, '<CR>')],
+  },
+  {
+    name: 'commit ok: ACK the completing frame',
+    from: committing({ lastFrameNumber: 1 }, accepted(bytes(L), 2, true)),
+    input: { kind: 'committed', ok: true },
+    to: { phase: 'receiving', lastFrameNumber: 2, texts: 0 },
+    effects: ['write <ACK>', 'arm 30000'],
+  },
+  {
+    name: 'commit failed: NAK, the analyzer keeps the message',
+    from: committing({ lastFrameNumber: 1, texts: [bytes(H)] }, accepted(bytes(L), 2, true)),
+    input: { kind: 'committed', ok: false },
+    to: { phase: 'receiving', lastFrameNumber: 1, texts: 1 },
+    effects: ['write <NAK>', 'arm 30000', 'event nak commit failed'],
+  },
+  {
+    name: 'bad checksum is NAKed (8.3.3)',
+    from: receiving(),
+    input: b('<STX>1H|\\^&<CR><ETX>00<CR><LF>'),
+    to: { lastFrameNumber: 0, texts: 0 },
+    effects: ['event checksum-error', 'write <NAK>', 'event nak checksum'],
+  },
+  {
+    name: 'lower-case checksum accepted by default',
+    from: receiving(),
+    input: b('<STX>1H|\\^&<CR><ETB>f9<CR><LF>'),
+    to: { lastFrameNumber: 1 },
+    effects: ['write <ACK>', 'arm 30000'],
+  },
+  {
+    name: 'repeated frame number: retransmission after a lost ACK, ACK and discard (8.3.4)',
+    from: receiving({ lastFrameNumber: 1, lastText: bytes(H), texts: [bytes(H)] }),
+    input: b(frame(1, H)),
+    to: { lastFrameNumber: 1, texts: 1 },
+    effects: ['write <ACK>', 'arm 30000'],
+  },
+  {
+    name: 'the last frame number with other text is no retransmission: NAK',
+    from: receiving({ lastFrameNumber: 1, lastText: bytes(H), texts: [bytes(H)] }),
+    input: b(frame(1, 'P|1<CR>')),
+    to: { lastFrameNumber: 1, texts: 1 },
+    effects: ['write <NAK>', 'event nak frame-number'],
+  },
+  {
+    name: 'the 7th refusal in a row discards: the sender has aborted (8.5.1)',
+    from: receiving({ lastFrameNumber: 1, texts: [bytes(H)], refusals: 6 }),
+    input: b(frame(3, 'P|1<CR>')),
+    to: { phase: 'aborted', texts: 0 },
+    effects: ['write <NAK>', 'event nak frame-number', 'event discarded 7 frames refused in a row'],
+  },
+  {
+    name: 'after that, even the expected number is NAKed until EOT',
+    from: aborted,
+    input: b(frame(2, 'P|1<CR>')),
+    to: { phase: 'aborted' },
+    effects: ['write <NAK>', 'event nak sender gave up; waiting for EOT'],
+  },
+  {
+    name: 'any other frame number is NAKed (8.3.2)',
+    from: receiving({ lastFrameNumber: 1, texts: [bytes(H)] }),
+    input: b(frame(3, 'P|1<CR>')),
+    to: { lastFrameNumber: 1, texts: 1 },
+    effects: ['write <NAK>', 'event nak frame-number'],
+  },
+  {
+    name: 'frame numbers wrap 7 → 0',
+    from: receiving({ lastFrameNumber: 7 }),
+    input: b(frame(0, 'R|1<CR>', false)),
+    to: { lastFrameNumber: 0 },
+    effects: ['write <ACK>', 'arm 30000'],
+  },
+  {
+    name: 'frame over 247 bytes is NAKed',
+    from: receiving(),
+    input: b(frame(1, 'R'.repeat(241), false)),
+    to: { lastFrameNumber: 0 },
+    effects: ['write <NAK>', 'event nak frame-too-long'],
+  },
+  {
+    name: 'a 240-character text is within 247',
+    from: receiving(),
+    input: b(frame(1, 'R'.repeat(240), false)),
+    to: { lastFrameNumber: 1 },
+    effects: ['write <ACK>', 'arm 30000'],
+  },
+  {
+    name: 'restricted character in the text is NAKed (8.6)',
+    from: receiving(),
+    input: b(frame(1, 'R|1<ACK>x<CR>', false)),
+    to: { lastFrameNumber: 0 },
+    effects: ['write <NAK>', 'event nak restricted-character'],
+  },
+  {
+    name: 'LF-only trailer is a framing error by default',
+    from: receiving(),
+    input: b('<STX>1H|\\^&<CR><ETB>F9<LF>'),
+    to: { lastFrameNumber: 0 },
+    effects: ['write <NAK>', 'event nak framing'],
+  },
   { name: 'EOT ends the transfer', from: receiving({ lastFrameNumber: 3 }), input: b('<EOT>'), to: { phase: 'neutral' }, effects: ['cancel'] },
-  { name: 'EOT before L discards the incomplete message', from: receiving({ lastFrameNumber: 1, texts: [bytes(H)] }), input: b('<EOT>'), to: { phase: 'neutral', texts: 0 }, effects: ['cancel', 'event discarded EOT before the L terminator record'] },
-  { name: 'receiver timeout (30 s) discards and returns to neutral (8.5.2)', from: receiving({ lastFrameNumber: 1, texts: [bytes(H)] }), input: { kind: 'timeout' }, to: { phase: 'neutral', texts: 0 }, effects: ['cancel', 'event discarded receiver timeout (30 s)'] },
+  {
+    name: 'EOT before L discards the incomplete message',
+    from: receiving({ lastFrameNumber: 1, texts: [bytes(H)] }),
+    input: b('<EOT>'),
+    to: { phase: 'neutral', texts: 0 },
+    effects: ['cancel', 'event discarded EOT before the L terminator record'],
+  },
+  {
+    name: 'receiver timeout (30 s) discards and returns to neutral (8.5.2)',
+    from: receiving({ lastFrameNumber: 1, texts: [bytes(H)] }),
+    input: { kind: 'timeout' },
+    to: { phase: 'neutral', texts: 0 },
+    effects: ['cancel', 'event discarded receiver timeout (30 s)'],
+  },
   { name: 'timeout in neutral does nothing', from: neutral, input: { kind: 'timeout' }, to: { phase: 'neutral' }, effects: [] },
   { name: 'partial frame waits for more bytes', from: receiving(), input: b('<STX>1H|\\^&'), to: { lastFrameNumber: 0 }, effects: [] },
-  { name: 'ENQ during a message re-establishes and discards', from: receiving({ lastFrameNumber: 1, texts: [bytes(H)] }), input: b('<ENQ>'), to: { phase: 'receiving', lastFrameNumber: 0, texts: 0 }, effects: ['cancel', 'event discarded ENQ before the L terminator record', 'write <ACK>', 'arm 30000'] },
+  {
+    name: 'ENQ during a message re-establishes and discards',
+    from: receiving({ lastFrameNumber: 1, texts: [bytes(H)] }),
+    input: b('<ENQ>'),
+    to: { phase: 'receiving', lastFrameNumber: 0, texts: 0 },
+    effects: ['cancel', 'event discarded ENQ before the L terminator record', 'write <ACK>', 'arm 30000'],
+  },
 ];
 
 describe('ASTM link layer (LIS01-A2 receiver)', () => {

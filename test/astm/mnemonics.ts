@@ -4,7 +4,15 @@
 import { checksum } from '../../drivers/astm/frame.js';
 
 const codes: Record<string, number> = {
-  STX: 0x02, ETX: 0x03, EOT: 0x04, ENQ: 0x05, ACK: 0x06, LF: 0x0a, CR: 0x0d, NAK: 0x15, ETB: 0x17,
+  STX: 0x02,
+  ETX: 0x03,
+  EOT: 0x04,
+  ENQ: 0x05,
+  ACK: 0x06,
+  LF: 0x0a,
+  CR: 0x0d,
+  NAK: 0x15,
+  ETB: 0x17,
 };
 
 /** Mnemonic text → raw bytes (Latin-1 for the printable part, or UTF-8 when asked). */

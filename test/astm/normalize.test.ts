@@ -18,7 +18,20 @@ describe('ASTM normalization', () => {
     const d = decode(msg(H, P, 'O|1| A100 ||^^^GLU', 'R|1|^^^GLU|5.5|mmol/L|3.9-6.1|N||F||||20260701113015', 'L|1|N'));
     expect(d.rejections).toEqual([]);
     const r = d.results[0]!;
-    expect(r).toMatchObject({ accession: 'A100', analyteLoinc: '2345-7', instrumentId: 'chem-1', resultedAt: '2026-07-01T11:30:15+00:00', value: 5.5, valueText: '5.5', unit: 'mmol/L', referenceRange: '3.9-6.1', flags: ['N'], status: 'final', qc: false, comparator: null });
+    expect(r).toMatchObject({
+      accession: 'A100',
+      analyteLoinc: '2345-7',
+      instrumentId: 'chem-1',
+      resultedAt: '2026-07-01T11:30:15+00:00',
+      value: 5.5,
+      valueText: '5.5',
+      unit: 'mmol/L',
+      referenceRange: '3.9-6.1',
+      flags: ['N'],
+      status: 'final',
+      qc: false,
+      comparator: null,
+    });
     expect(r.source).toEqual({ gatewayId: 'gw-test', driver: 'astm', analyzerCode: 'GLU', captureId: null });
     expect(dedupKey(r)).toBe(dedupKey({ accession: 'A100', analyteLoinc: '2345-7', instrumentId: 'chem-1', resultedAt: '2026-07-01T11:30:15Z' }));
   });
@@ -41,7 +54,9 @@ describe('ASTM normalization', () => {
   it('no usable time is a rejection, never an invented time', () => {
     const d = decode(msg('H|\\^&|||Emu', 'O|1|A1', 'R|1|^^^GLU|5|mmol/L||||F', 'L|1'));
     expect(d.results).toEqual([]);
-    expect(d.rejections).toEqual([{ reason: 'no result time: R.13, R.12, H.14 empty or absent', analyzerCode: 'GLU', accession: 'A1', observed: expect.any(Object) }]);
+    expect(d.rejections).toEqual([
+      { reason: 'no result time: R.13, R.12, H.14 empty or absent', analyzerCode: 'GLU', accession: 'A1', observed: expect.any(Object) },
+    ]);
   });
 
   it('an unreadable time rejects rather than falling back', () => {
@@ -50,7 +65,9 @@ describe('ASTM normalization', () => {
   });
 
   it('a configured time field replaces the defaults (Roche c311: O.23)', () => {
-    const d = decode(msg('H|\\^&', 'O|1|A1||||||||||||||||||||20260701090000', 'R|1|^^^GLU|5|mmol/L||||F', 'L|1'), profile(glucose), { resultTime: ['R.13', 'O.23'] });
+    const d = decode(msg('H|\\^&', 'O|1|A1||||||||||||||||||||20260701090000', 'R|1|^^^GLU|5|mmol/L||||F', 'L|1'), profile(glucose), {
+      resultTime: ['R.13', 'O.23'],
+    });
     expect(d.results[0]!.resultedAt).toBe('2026-07-01T09:00:00+00:00');
   });
 
@@ -69,7 +86,12 @@ describe('ASTM normalization', () => {
     const d = decode(msg(H, 'O|1|A1', 'R|1|^^^NA|140|mmol/L||||F', 'R|2|^^^GLU|90|mg/dL||||F', 'L|1'));
     expect(d.rejections).toEqual([
       { reason: "unmapped test code 'NA'", analyzerCode: 'NA', accession: 'A1', observed: { value: '140', unit: 'mmol/L' } },
-      { reason: "unit 'mg/dL' for test code 'GLU' differs from the mapping's 'mmol/L'", analyzerCode: 'GLU', accession: 'A1', observed: { value: '90', unit: 'mg/dL' } },
+      {
+        reason: "unit 'mg/dL' for test code 'GLU' differs from the mapping's 'mmol/L'",
+        analyzerCode: 'GLU',
+        accession: 'A1',
+        observed: { value: '90', unit: 'mg/dL' },
+      },
     ]);
   });
 
@@ -80,9 +102,17 @@ describe('ASTM normalization', () => {
       { code: '16^P', loinc: 'X-HCV-RLU', unit: 'RLU' },
     ];
     const R3 = (t: string): string => `^^^16^Anti-HCV^UNDILUTED^P^04152M100^01603^^${t}`;
-    const d = decode(msg(H, 'O|1|A1', `R|1|${R3('F')}|0.12|S/CO||||F`, `R|2|${R3('I')}|Nonreactive|||||F`, `R|3|${R3('P')}|1234|RLU||||F`, 'L|1'), profile(mapping), { codeComponents: [4, 11] });
+    const d = decode(
+      msg(H, 'O|1|A1', `R|1|${R3('F')}|0.12|S/CO||||F`, `R|2|${R3('I')}|Nonreactive|||||F`, `R|3|${R3('P')}|1234|RLU||||F`, 'L|1'),
+      profile(mapping),
+      { codeComponents: [4, 11] },
+    );
     expect(d.rejections).toEqual([]);
-    expect(d.results.map((r) => [r.source.analyzerCode, r.analyteLoinc, r.valueText])).toEqual([['16^F', '13955-0', '0.12'], ['16^I', '16128-1', 'Nonreactive'], ['16^P', 'X-HCV-RLU', '1234']]);
+    expect(d.results.map((r) => [r.source.analyzerCode, r.analyteLoinc, r.valueText])).toEqual([
+      ['16^F', '13955-0', '0.12'],
+      ['16^I', '16128-1', 'Nonreactive'],
+      ['16^P', 'X-HCV-RLU', '1234'],
+    ]);
     expect(new Set(d.results.map((r) => dedupKey(r))).size).toBe(3);
   });
 
@@ -92,7 +122,10 @@ describe('ASTM normalization', () => {
   });
 
   it('accession from a configured field and component, space padding trimmed', () => {
-    const d = decode(msg(H, 'O|1||^^        27^M', 'R|1|^^^^WBC^1|8.1|10*3/uL||||F', 'L|1'), profile([{ code: 'WBC', loinc: '6690-2' }]), { accession: { field: 'O.4', component: 3 }, codeComponents: [5] });
+    const d = decode(msg(H, 'O|1||^^        27^M', 'R|1|^^^^WBC^1|8.1|10*3/uL||||F', 'L|1'), profile([{ code: 'WBC', loinc: '6690-2' }]), {
+      accession: { field: 'O.4', component: 3 },
+      codeComponents: [5],
+    });
     expect(d.results[0]!.accession).toBe('27');
   });
 
@@ -104,7 +137,10 @@ describe('ASTM normalization', () => {
   });
 
   it('the code from the first non-empty of several components (Yumizen H500 ^^^MCV^787-2: the LOINC, else the local code)', () => {
-    const p = profile([{ code: '787-2', loinc: '787-2' }, { code: 'PDW', loinc: 'X-PDW' }]);
+    const p = profile([
+      { code: '787-2', loinc: '787-2' },
+      { code: 'PDW', loinc: 'X-PDW' },
+    ]);
     const d = decode(msg(H, 'O|1|A1', 'R|1|^^^MCV^787-2|88|fL||N||F||||20260701113015', 'R|2|^^^PDW^|15|fL||N||F||||20260701113015', 'L|1'), p, {
       codeComponents: [5, 4],
       codePick: 'first-non-empty',
@@ -135,15 +171,25 @@ describe('ASTM normalization', () => {
   });
 
   it.each([
-    ['<0.5', null, '<', 0.5], ['>=500', null, '>=', 500], ['  5.5', 5.5, null, null], ['1e3', 1000, null, null],
-    ['Positive', null, null, null], ['', null, null, null],
+    ['<0.5', null, '<', 0.5],
+    ['>=500', null, '>=', 500],
+    ['  5.5', 5.5, null, null],
+    ['1e3', 1000, null, null],
+    ['Positive', null, null, null],
+    ['', null, null, null],
   ])('value %j', (text, value, comparator, bound) => {
     const r = decode(msg(H, 'O|1|A1', `R|1|^^^GLU|${text}|mmol/L||||F`, 'L|1')).results[0]!;
     expect([r.value, r.comparator, r.bound, r.valueText]).toEqual([value, comparator, bound, text.trim()]);
   });
 
   it.each([
-    ['F', 'final'], ['C', 'correction'], ['P', 'preliminary'], ['X', 'cannot-be-done'], ['R', 'final'], ['W', 'preliminary'], ['Z', 'unknown'],
+    ['F', 'final'],
+    ['C', 'correction'],
+    ['P', 'preliminary'],
+    ['X', 'cannot-be-done'],
+    ['R', 'final'],
+    ['W', 'preliminary'],
+    ['Z', 'unknown'],
   ])('status %j is loaded with its letter', (code, status) => {
     expect(decode(msg(H, 'O|1|A1', `R|1|^^^GLU|5|mmol/L||||${code}`, 'L|1')).results[0]).toMatchObject({ status, statusCode: code });
   });
@@ -164,7 +210,9 @@ describe('ASTM normalization', () => {
   });
 
   it('patient demographics never reach a result or a rejection', () => {
-    const d = decode(msg(H, P, 'O|1|A1', 'R|1|^^^GLU|5|mmol/L||||F', 'R|2|^^^NA|1|x||||F', 'R|3|^^^GLU|5|mg/dL||||F', 'R|4|^^^GLU|5|mmol/L||||F||||bad', 'L|1'));
+    const d = decode(
+      msg(H, P, 'O|1|A1', 'R|1|^^^GLU|5|mmol/L||||F', 'R|2|^^^NA|1|x||||F', 'R|3|^^^GLU|5|mg/dL||||F', 'R|4|^^^GLU|5|mmol/L||||F||||bad', 'L|1'),
+    );
     const json = JSON.stringify(d);
     for (const secret of ['Doe', 'Jane', '19700102', 'PID77', 'LAB88']) expect(json).not.toContain(secret);
     expect(d.results).toHaveLength(1);
@@ -180,8 +228,22 @@ describe('ASTM normalization', () => {
 
   it('options: defaults are the standard; bad values fail at start-up', () => {
     const o = astmOptionsSchema.parse({});
-    expect(o).toMatchObject({ framing: 'link', maxFrameBytes: 247, charset: 'latin1', codeComponents: [4], resultTime: ['R.13', 'R.12', 'H.14'], accession: { field: 'O.3', component: 1 } });
-    expect(o.deviations).toEqual({ frameNumbers: 'standard', trailers: ['CRLF'], lowerCaseChecksum: true, missingChecksum: false, frameFormat: 'standard', completeAtEot: false });
+    expect(o).toMatchObject({
+      framing: 'link',
+      maxFrameBytes: 247,
+      charset: 'latin1',
+      codeComponents: [4],
+      resultTime: ['R.13', 'R.12', 'H.14'],
+      accession: { field: 'O.3', component: 1 },
+    });
+    expect(o.deviations).toEqual({
+      frameNumbers: 'standard',
+      trailers: ['CRLF'],
+      lowerCaseChecksum: true,
+      missingChecksum: false,
+      frameFormat: 'standard',
+      completeAtEot: false,
+    });
     expect(astmOptionsSchema.safeParse({ maxFrameBytes: 64_001 }).success).toBe(false);
     expect(astmOptionsSchema.safeParse({ resultTime: ['P.8'] }).success).toBe(false);
     expect(astmOptionsSchema.safeParse({ framng: 'none' }).success).toBe(false);

@@ -27,7 +27,10 @@ interface SentResult {
 const valueText = fc
   .array(fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0xa0, max: 0xfe })), { minLength: 0, maxLength: 30 })
   .map((cs) => String.fromCharCode(...cs).trim());
-const value = fc.oneof(fc.double({ min: -1e6, max: 1e6, noNaN: true }).map((v) => v.toFixed(3)), valueText);
+const value = fc.oneof(
+  fc.double({ min: -1e6, max: 1e6, noNaN: true }).map((v) => v.toFixed(3)),
+  valueText,
+);
 const result = fc.record({
   accession: fc.stringMatching(/^[A-Z0-9][A-Z0-9-]{0,11}$/),
   code: fc.constantFrom(...codes),
@@ -88,9 +91,11 @@ describe('ASTM properties', () => {
           const wire = bytes('<ENQ>' + framed(records(rs), size) + '<EOT>');
           const i = at % wire.length;
           const bad =
-            how === 'replace' ? Buffer.from(wire.map((b, j) => (j === i ? byte : b)))
-            : how === 'insert' ? Buffer.concat([wire.subarray(0, i), Buffer.from([byte]), wire.subarray(i)])
-            : Buffer.concat([wire.subarray(0, i), wire.subarray(i + 1)]);
+            how === 'replace'
+              ? Buffer.from(wire.map((b, j) => (j === i ? byte : b)))
+              : how === 'insert'
+                ? Buffer.concat([wire.subarray(0, i), Buffer.from([byte]), wire.subarray(i)])
+                : Buffer.concat([wire.subarray(0, i), wire.subarray(i + 1)]);
           const sent = new Set(rs.map(sentKey));
           const decoded = decodeAstmCapture(bad, p, o).flatMap((m) => m.results);
           for (const r of decoded) expect(sent.has(gotKey(r))).toBe(true);

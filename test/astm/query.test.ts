@@ -14,8 +14,23 @@ const q = (record: string, o: AstmOptionsInput = {}) => {
 
 describe('ASTM host query (Q) records', () => {
   it.each([
-    ['one specimen id in component 2 (LIS2-A2 11.1.3)', 'Q|1|^S100||^^^ALL||||||||O', { specimens: [{ kind: 'id', accession: 'S100' }], tests: 'all', request: 'orders', requestCode: 'O' }],
-    ['several specimens as repeats', 'Q|1|^S1\\^S2\\^S1||^^^ALL', { specimens: [{ kind: 'id', accession: 'S1' }, { kind: 'id', accession: 'S2' }], tests: 'all', request: 'orders' }],
+    [
+      'one specimen id in component 2 (LIS2-A2 11.1.3)',
+      'Q|1|^S100||^^^ALL||||||||O',
+      { specimens: [{ kind: 'id', accession: 'S100' }], tests: 'all', request: 'orders', requestCode: 'O' },
+    ],
+    [
+      'several specimens as repeats',
+      'Q|1|^S1\\^S2\\^S1||^^^ALL',
+      {
+        specimens: [
+          { kind: 'id', accession: 'S1' },
+          { kind: 'id', accession: 'S2' },
+        ],
+        tests: 'all',
+        request: 'orders',
+      },
+    ],
     ['a range with an ending id (11.1.4)', 'Q|1|^100|^200|^^^ALL', { specimens: [{ kind: 'range', from: '100', to: '200' }] }],
     ['the same id at both ends is one specimen', 'Q|1|^100|^100|', { specimens: [{ kind: 'id', accession: '100' }] }],
     ['ALL specimens', 'Q|1|ALL||^^^ALL', { specimens: [{ kind: 'all' }] }],
@@ -42,13 +57,23 @@ describe('ASTM host query (Q) records', () => {
 
 const specimen = (accession: string, codes: string[], over: Partial<InstrumentSpecimen> = {}): InstrumentSpecimen => ({
   accession,
-  orders: codes.map((analyzerCode, i) => ({ orderId: `o-${accession}-${i}`, loinc: `L${i}`, priority: 'routine', orderedAt: '2026-07-01T08:00:00Z', analyzerCode })),
+  orders: codes.map((analyzerCode, i) => ({
+    orderId: `o-${accession}-${i}`,
+    loinc: `L${i}`,
+    priority: 'routine',
+    orderedAt: '2026-07-01T08:00:00Z',
+    analyzerCode,
+  })),
   patient: { id: 'PID-9', name: 'Doe^Jane', birthDate: '1970-01-02', sex: 'F' },
   ...over,
 });
 
 const ctx = (o: AstmOptionsInput = {}, delimiters = standardDelimiters): OutgoingContext => ({
-  delimiters, receiver: 'cobas', at: Date.UTC(2026, 6, 1, 10, 0, 0), timezone: 'Europe/Vienna', options: options(o),
+  delimiters,
+  receiver: 'cobas',
+  at: Date.UTC(2026, 6, 1, 10, 0, 0),
+  timezone: 'Europe/Vienna',
+  options: options(o),
 });
 
 describe('ASTM order records (labgate → analyzer)', () => {
@@ -75,7 +100,11 @@ describe('ASTM order records (labgate → analyzer)', () => {
     const d = { field: '!', repeat: '~', component: '`', escape: '%' };
     const stat = specimen('S1', ['10/1', 'NA']);
     stat.orders[1]!.priority = 'stat';
-    const text = ordersMessage([stat], 'download', ctx({ accession: { field: 'O.3', component: 2 }, codeComponents: [4, 5], codeJoin: '/', orders: { actionCode: 'A', terminationCode: 'F' } }, d));
+    const text = ordersMessage(
+      [stat],
+      'download',
+      ctx({ accession: { field: 'O.3', component: 2 }, codeComponents: [4, 5], codeJoin: '/', orders: { actionCode: 'A', terminationCode: 'F' } }, d),
+    );
     const records = text.split('\r');
     expect(records[0]!.startsWith('H!~`%!!!labgate')).toBe(true);
     expect(records[2]).toBe('O!1!`S1!!```10`1~```NA!S!20260701100000!!!!!A!!!!!!!!!!!!!!O');
@@ -90,9 +119,11 @@ describe('ASTM order records (labgate → analyzer)', () => {
 
   it('no information: L|1|I by default, an O record with the action code, or nothing', () => {
     expect(noInformationMessage(['S1'], ctx())!.split('\r')).toEqual(['H|\\^&|||labgate|||||cobas||P|1|20260701120000', 'L|1|I', '']);
-    expect(noInformationMessage(['S1', 'S2'], ctx({ orders: { noInformation: { answer: 'order', actionCode: 'C' } } }))!.split('\r').slice(1)).toEqual([
-      'P|1', 'O|1|S1|||||||||C||||||||||||||Y', 'P|2', 'O|1|S2|||||||||C||||||||||||||Y', 'L|1|N', '',
-    ]);
+    expect(
+      noInformationMessage(['S1', 'S2'], ctx({ orders: { noInformation: { answer: 'order', actionCode: 'C' } } }))!
+        .split('\r')
+        .slice(1),
+    ).toEqual(['P|1', 'O|1|S1|||||||||C||||||||||||||Y', 'P|2', 'O|1|S2|||||||||C||||||||||||||Y', 'L|1|N', '']);
     expect(noInformationMessage(['S1'], ctx({ orders: { noInformation: { answer: 'none' } } }))).toBeNull();
   });
 

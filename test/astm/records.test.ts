@@ -54,7 +54,14 @@ describe('ASTM records (LIS2-A2)', () => {
   });
 
   it.each([
-    ['&F&', '|'], ['&S&', '^'], ['&R&', '\\'], ['&E&', '&'], ['&X41&', 'A'], ['&X4142&', 'AB'], ['a&Z&b', 'a&Z&b'], ['PNG&R&2024&R&x.PNG', 'PNG\\2024\\x.PNG'],
+    ['&F&', '|'],
+    ['&S&', '^'],
+    ['&R&', '\\'],
+    ['&E&', '&'],
+    ['&X41&', 'A'],
+    ['&X4142&', 'AB'],
+    ['a&Z&b', 'a&Z&b'],
+    ['PNG&R&2024&R&x.PNG', 'PNG\\2024\\x.PNG'],
   ])('unescapes %s', (raw, out) => {
     expect(unescape(raw, d)).toBe(out);
   });
@@ -67,10 +74,29 @@ describe('ASTM records (LIS2-A2)', () => {
   });
 
   it('nests several patients, orders and results; comments follow what they comment', () => {
-    const text = ['H|\\^&', 'P|1', 'O|1|A1', 'R|1|^^^GLU|5', 'C|1|I|hemolysed|G', 'R|2|^^^NA|140', 'O|2|A2', 'R|1|^^^K|4.1', 'P|2', 'O|1|B1', 'R|1|^^^GLU|6', 'L|1|N'].join('\r') + '\r';
+    const text =
+      [
+        'H|\\^&',
+        'P|1',
+        'O|1|A1',
+        'R|1|^^^GLU|5',
+        'C|1|I|hemolysed|G',
+        'R|2|^^^NA|140',
+        'O|2|A2',
+        'R|1|^^^K|4.1',
+        'P|2',
+        'O|1|B1',
+        'R|1|^^^GLU|6',
+        'L|1|N',
+      ].join('\r') + '\r';
     const [m] = parseRecords(text);
     expect(m!.terminated).toBe(true);
-    expect(m!.results.map((e) => `${component(e.order!, 3, 1)}:${component(e.result, 3, 4)}:${fieldText(e.patient!, 2)}`)).toEqual(['A1:GLU:1', 'A1:NA:1', 'A2:K:1', 'B1:GLU:2']);
+    expect(m!.results.map((e) => `${component(e.order!, 3, 1)}:${component(e.result, 3, 4)}:${fieldText(e.patient!, 2)}`)).toEqual([
+      'A1:GLU:1',
+      'A1:NA:1',
+      'A2:K:1',
+      'B1:GLU:2',
+    ]);
     expect(m!.results[0]!.comments).toHaveLength(1);
     expect(m!.results[1]!.comments).toHaveLength(0);
   });

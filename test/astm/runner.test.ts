@@ -8,10 +8,19 @@ import { bytes, frame } from './mnemonics.js';
 import { transportPair } from './pair.js';
 import { options, profile } from './profile.js';
 
-const mapping = [{ code: 'GLU', loinc: '2345-7', unit: 'mmol/L' }, { code: 'NA', loinc: '2951-2', unit: 'mmol/L' }];
+const mapping = [
+  { code: 'GLU', loinc: '2345-7', unit: 'mmol/L' },
+  { code: 'NA', loinc: '2951-2', unit: 'mmol/L' },
+];
 const p = profile(mapping);
 const message = (accession: string, n = 2): string =>
-  ['H|\\^&|||Emu^1|||||||P|1|20260701120000', 'P|1', `O|1|${accession}`, ...Array.from({ length: n }, (_, i) => `R|${i + 1}|^^^${i % 2 ? 'NA' : 'GLU'}|${5 + i}|mmol/L||N||F||||2026070111${String(i % 60).padStart(2, '0')}00`), 'L|1|N'].join('\r') + '\r';
+  [
+    'H|\\^&|||Emu^1|||||||P|1|20260701120000',
+    'P|1',
+    `O|1|${accession}`,
+    ...Array.from({ length: n }, (_, i) => `R|${i + 1}|^^^${i % 2 ? 'NA' : 'GLU'}|${5 + i}|mmol/L||N||F||||2026070111${String(i % 60).padStart(2, '0')}00`),
+    'L|1|N',
+  ].join('\r') + '\r';
 const ACK = 'write 6';
 const NAK = 'write 21';
 

@@ -12,7 +12,14 @@ const framesA = framesOf(A.text, 247);
 
 const idle = (queue: Outgoing[] = [A], bids = 0): SenderState => ({ phase: 'idle', config, queue, bids });
 const bidding = (bids = 0, queue: Outgoing[] = [A]): SenderState => ({ phase: 'bidding', config, queue, bids });
-const transferring = (index: number, retransmissions = 0, queue: Outgoing[] = [A]): SenderState => ({ phase: 'transferring', config, queue, frames: framesA, index, retransmissions });
+const transferring = (index: number, retransmissions = 0, queue: Outgoing[] = [A]): SenderState => ({
+  phase: 'transferring',
+  config,
+  queue,
+  frames: framesA,
+  index,
+  retransmissions,
+});
 const waiting = (reason: 'busy' | 'contention', bids = 1): SenderState => ({ phase: 'waiting', config, queue: [A], reason, bids });
 
 const reply = (m: string): SenderInput => ({ kind: 'reply', byte: bytes(m)[0]! });
@@ -41,31 +48,151 @@ const wire = (n: number, text: string): string => mnemonic(bytes(frame(n, text))
 const L = 'L|1|N<CR>';
 
 const rows: Row[] = [
-  { name: 'a queued message waits for the line', from: initialSenderState(config), input: { kind: 'send', message: A }, to: { phase: 'idle', queue: ['a'] }, effects: [] },
-  { name: 'the line free: ENQ and the 15 s reply timer (8.2.1)', from: idle(), input: { kind: 'bid' }, to: { phase: 'bidding' }, effects: ['write <ENQ>', 'arm 15000'] },
+  {
+    name: 'a queued message waits for the line',
+    from: initialSenderState(config),
+    input: { kind: 'send', message: A },
+    to: { phase: 'idle', queue: ['a'] },
+    effects: [],
+  },
+  {
+    name: 'the line free: ENQ and the 15 s reply timer (8.2.1)',
+    from: idle(),
+    input: { kind: 'bid' },
+    to: { phase: 'bidding' },
+    effects: ['write <ENQ>', 'arm 15000'],
+  },
   { name: 'nothing queued: no bid', from: idle([]), input: { kind: 'bid' }, to: { phase: 'idle' }, effects: [] },
-  { name: 'ACK to ENQ: the first frame (8.3)', from: bidding(), input: reply('<ACK>'), to: { phase: 'transferring', index: 0 }, effects: [`write ${wire(1, H)}`, 'arm 15000'] },
-  { name: 'NAK to ENQ: busy, wait 10 s (8.2.3)', from: bidding(), input: reply('<NAK>'), to: { phase: 'waiting', reason: 'busy', bids: 1 }, effects: ['arm 10000'] },
-  { name: 'ENQ to ENQ: contention, the instrument has priority; not answered (8.2.7.1)', from: bidding(), input: reply('<ENQ>'), to: { phase: 'waiting', reason: 'contention' }, effects: ['arm 20000'] },
+  {
+    name: 'ACK to ENQ: the first frame (8.3)',
+    from: bidding(),
+    input: reply('<ACK>'),
+    to: { phase: 'transferring', index: 0 },
+    effects: [`write ${wire(1, H)}`, 'arm 15000'],
+  },
+  {
+    name: 'NAK to ENQ: busy, wait 10 s (8.2.3)',
+    from: bidding(),
+    input: reply('<NAK>'),
+    to: { phase: 'waiting', reason: 'busy', bids: 1 },
+    effects: ['arm 10000'],
+  },
+  {
+    name: 'ENQ to ENQ: contention, the instrument has priority; not answered (8.2.7.1)',
+    from: bidding(),
+    input: reply('<ENQ>'),
+    to: { phase: 'waiting', reason: 'contention' },
+    effects: ['arm 20000'],
+  },
   { name: 'noise while bidding is no reply', from: bidding(), input: reply('x'), to: { phase: 'bidding' }, effects: [] },
-  { name: 'no reply to ENQ within 15 s: EOT, given up (8.5.2)', from: bidding(), input: { kind: 'timeout' }, to: { phase: 'idle', queue: [] }, effects: ['cancel', 'failed a: no reply to ENQ within 15 s', 'write <EOT>'] },
-  { name: 'busy six times: given up without EOT', from: bidding(5), input: reply('<NAK>'), to: { phase: 'idle', queue: [] }, effects: ['cancel', 'failed a: the analyzer answered busy 6 times'] },
+  {
+    name: 'no reply to ENQ within 15 s: EOT, given up (8.5.2)',
+    from: bidding(),
+    input: { kind: 'timeout' },
+    to: { phase: 'idle', queue: [] },
+    effects: ['cancel', 'failed a: no reply to ENQ within 15 s', 'write <EOT>'],
+  },
+  {
+    name: 'busy six times: given up without EOT',
+    from: bidding(5),
+    input: reply('<NAK>'),
+    to: { phase: 'idle', queue: [] },
+    effects: ['cancel', 'failed a: the analyzer answered busy 6 times'],
+  },
   { name: 'the busy wait ends: idle, bid count kept', from: waiting('busy', 2), input: { kind: 'timeout' }, to: { phase: 'idle', bids: 2 }, effects: [] },
   { name: 'a busy wait is not cut short by the line', from: waiting('busy'), input: { kind: 'line-free' }, to: { phase: 'waiting' }, effects: [] },
-  { name: 'the instrument ended its transfer: contention wait over', from: waiting('contention', 0), input: { kind: 'line-free' }, to: { phase: 'idle' }, effects: ['cancel'] },
+  {
+    name: 'the instrument ended its transfer: contention wait over',
+    from: waiting('contention', 0),
+    input: { kind: 'line-free' },
+    to: { phase: 'idle' },
+    effects: ['cancel'],
+  },
   { name: 'no bid while waiting', from: waiting('contention', 0), input: { kind: 'bid' }, to: { phase: 'waiting' }, effects: [] },
-  { name: 'ACK to a frame: the next frame', from: transferring(0), input: reply('<ACK>'), to: { phase: 'transferring', index: 1, retransmissions: 0 }, effects: [`write ${wire(2, L)}`, 'arm 15000'] },
-  { name: 'EOT to a frame is an ACK with a request to stop (8.3.5)', from: transferring(0), input: reply('<EOT>'), to: { phase: 'transferring', index: 1 }, effects: [`write ${wire(2, L)}`, 'arm 15000'] },
-  { name: 'ACK to the last frame: delivered, EOT (8.4)', from: transferring(1), input: reply('<ACK>'), to: { phase: 'idle', queue: [] }, effects: ['cancel', 'delivered a', 'write <EOT>'] },
-  { name: 'NAK: the same frame again (8.5.1.1)', from: transferring(1, 2), input: reply('<NAK>'), to: { phase: 'transferring', index: 1, retransmissions: 3 }, effects: [`write ${wire(2, L)}`, 'arm 15000'] },
-  { name: 'any other character is a NAK', from: transferring(0), input: reply('x'), to: { index: 0, retransmissions: 1 }, effects: [`write ${wire(1, H)}`, 'arm 15000'] },
-  { name: 'an ENQ during a transfer is a NAK too', from: transferring(0), input: reply('<ENQ>'), to: { index: 0, retransmissions: 1 }, effects: [`write ${wire(1, H)}`, 'arm 15000'] },
-  { name: 'the 7th refusal aborts: EOT (8.5.1.2)', from: transferring(1, 6), input: reply('<NAK>'), to: { phase: 'idle', queue: [] }, effects: ['cancel', 'failed a: frame 2 refused 7 times', 'write <EOT>'] },
-  { name: 'no reply to a frame within 15 s: EOT (8.5.2)', from: transferring(0), input: { kind: 'timeout' }, to: { phase: 'idle', queue: [] }, effects: ['cancel', 'failed a: no reply to frame 1 within 15 s', 'write <EOT>'] },
-  { name: 'the next message waits behind the first', from: transferring(1, 0, [A, B]), input: reply('<ACK>'), to: { phase: 'idle', queue: ['b'] }, effects: ['cancel', 'delivered a', 'write <EOT>'] },
-  { name: 'a message not started is cancelled, and said so', from: idle([A, B]), input: { kind: 'cancel', id: 'b', reason: 'late' }, to: { queue: ['a'] }, effects: ['failed b: late'] },
-  { name: 'a message being sent is not cancelled', from: transferring(0), input: { kind: 'cancel', id: 'a', reason: 'late' }, to: { phase: 'transferring', queue: ['a'] }, effects: [] },
-  { name: 'cancelling the message a wait was for ends the wait', from: waiting('busy'), input: { kind: 'cancel', id: 'a', reason: 'late' }, to: { phase: 'idle', queue: [], bids: 0 }, effects: ['failed a: late', 'cancel'] },
+  {
+    name: 'ACK to a frame: the next frame',
+    from: transferring(0),
+    input: reply('<ACK>'),
+    to: { phase: 'transferring', index: 1, retransmissions: 0 },
+    effects: [`write ${wire(2, L)}`, 'arm 15000'],
+  },
+  {
+    name: 'EOT to a frame is an ACK with a request to stop (8.3.5)',
+    from: transferring(0),
+    input: reply('<EOT>'),
+    to: { phase: 'transferring', index: 1 },
+    effects: [`write ${wire(2, L)}`, 'arm 15000'],
+  },
+  {
+    name: 'ACK to the last frame: delivered, EOT (8.4)',
+    from: transferring(1),
+    input: reply('<ACK>'),
+    to: { phase: 'idle', queue: [] },
+    effects: ['cancel', 'delivered a', 'write <EOT>'],
+  },
+  {
+    name: 'NAK: the same frame again (8.5.1.1)',
+    from: transferring(1, 2),
+    input: reply('<NAK>'),
+    to: { phase: 'transferring', index: 1, retransmissions: 3 },
+    effects: [`write ${wire(2, L)}`, 'arm 15000'],
+  },
+  {
+    name: 'any other character is a NAK',
+    from: transferring(0),
+    input: reply('x'),
+    to: { index: 0, retransmissions: 1 },
+    effects: [`write ${wire(1, H)}`, 'arm 15000'],
+  },
+  {
+    name: 'an ENQ during a transfer is a NAK too',
+    from: transferring(0),
+    input: reply('<ENQ>'),
+    to: { index: 0, retransmissions: 1 },
+    effects: [`write ${wire(1, H)}`, 'arm 15000'],
+  },
+  {
+    name: 'the 7th refusal aborts: EOT (8.5.1.2)',
+    from: transferring(1, 6),
+    input: reply('<NAK>'),
+    to: { phase: 'idle', queue: [] },
+    effects: ['cancel', 'failed a: frame 2 refused 7 times', 'write <EOT>'],
+  },
+  {
+    name: 'no reply to a frame within 15 s: EOT (8.5.2)',
+    from: transferring(0),
+    input: { kind: 'timeout' },
+    to: { phase: 'idle', queue: [] },
+    effects: ['cancel', 'failed a: no reply to frame 1 within 15 s', 'write <EOT>'],
+  },
+  {
+    name: 'the next message waits behind the first',
+    from: transferring(1, 0, [A, B]),
+    input: reply('<ACK>'),
+    to: { phase: 'idle', queue: ['b'] },
+    effects: ['cancel', 'delivered a', 'write <EOT>'],
+  },
+  {
+    name: 'a message not started is cancelled, and said so',
+    from: idle([A, B]),
+    input: { kind: 'cancel', id: 'b', reason: 'late' },
+    to: { queue: ['a'] },
+    effects: ['failed b: late'],
+  },
+  {
+    name: 'a message being sent is not cancelled',
+    from: transferring(0),
+    input: { kind: 'cancel', id: 'a', reason: 'late' },
+    to: { phase: 'transferring', queue: ['a'] },
+    effects: [],
+  },
+  {
+    name: 'cancelling the message a wait was for ends the wait',
+    from: waiting('busy'),
+    input: { kind: 'cancel', id: 'a', reason: 'late' },
+    to: { phase: 'idle', queue: [], bids: 0 },
+    effects: ['failed a: late', 'cancel'],
+  },
   { name: 'a timeout while idle does nothing', from: idle(), input: { kind: 'timeout' }, to: { phase: 'idle' }, effects: [] },
 ];
 
@@ -92,7 +219,19 @@ describe('ASTM sender (LIS01-A2, labgate as the computer system)', () => {
     const frames = framesOf(text, 100);
     expect(frames.every((f) => f.length <= 100)).toBe(true);
     expect(frames.map((f) => f[1]! - 0x30)).toEqual([1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3]);
-    expect(frames.map((f) => (f[f.length - 5] === 0x03 ? 'ETX' : 'ETB'))).toEqual(['ETX', 'ETB', 'ETB', 'ETB', 'ETX', 'ETX', 'ETX', 'ETX', 'ETX', 'ETX', 'ETX']);
+    expect(frames.map((f) => (f[f.length - 5] === 0x03 ? 'ETX' : 'ETB'))).toEqual([
+      'ETX',
+      'ETB',
+      'ETB',
+      'ETB',
+      'ETX',
+      'ETX',
+      'ETX',
+      'ETX',
+      'ETX',
+      'ETX',
+      'ETX',
+    ]);
     // Reassembled, the frames' texts are the message exactly.
     expect(Buffer.concat(frames.map((f) => f.subarray(2, f.length - 5)))).toEqual(text);
     expect(frames[0]).toEqual(encodeFrame(1, Buffer.from('H|\\^&\r'), true));

@@ -7,8 +7,11 @@ import { options, profile } from './profile.js';
 
 const H = 'H|\\^&|||cobas^1|||||||P|1|20260701120000';
 const decodeStatus = (code: string) =>
-  decodeAstmText(Buffer.from([H, 'O|1|A1', `R|1|^^^GLU|5.5|mmol/L||N||${code}||||20260701113015`, 'L|1'].join('\r') + '\r', 'latin1'),
-    profile([{ code: 'GLU', loinc: '2345-7' }]), options());
+  decodeAstmText(
+    Buffer.from([H, 'O|1|A1', `R|1|^^^GLU|5.5|mmol/L||N||${code}||||20260701113015`, 'L|1'].join('\r') + '\r', 'latin1'),
+    profile([{ code: 'GLU', loinc: '2345-7' }]),
+    options(),
+  );
 
 describe('LIS2-A2 R.9 result status', () => {
   it.each([

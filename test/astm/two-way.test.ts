@@ -25,7 +25,11 @@ import { mnemonic } from './mnemonics.js';
 import { transportPair } from './pair.js';
 import { options, profile } from './profile.js';
 
-const mapping = [{ code: 'GLU', loinc: '2345-7' }, { code: 'NA', loinc: '2951-2' }, { code: 'K', loinc: '2823-3' }];
+const mapping = [
+  { code: 'GLU', loinc: '2345-7' },
+  { code: 'NA', loinc: '2951-2' },
+  { code: 'K', loinc: '2823-3' },
+];
 const o = (orderId: string, loinc: string) => ({ orderId, loinc, orderedAt: '2026-07-01T08:00:00Z' });
 const specimens: TestSpecimen[] = [
   { accession: 'S1', orders: [o('a1', '2345-7'), o('a2', '2823-3'), o('a3', '718-7')] },
@@ -46,7 +50,9 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'token'), 'tok');
   agent = new Agent();
   const tokens = createTokenProvider({ kind: 'static', tokenFile: join(dir, 'token') }, { dispatcher: agent, now: Date.now, timeoutMs: 1_000 });
-  client = createOrdersClient(ordersEndpoint({ baseUrl: server.url, ordersPath: '/orders', timeouts: { connectMs: 500, headersMs: 30_000, bodyMs: 30_000 } }, tokens, 4));
+  client = createOrdersClient(
+    ordersEndpoint({ baseUrl: server.url, ordersPath: '/orders', timeouts: { connectMs: 500, headersMs: 30_000, bodyMs: 30_000 } }, tokens, 4),
+  );
 });
 
 afterEach(async () => {
@@ -70,7 +76,16 @@ function setup(o: AstmOptionsInput['orders'] = { query: true, queryTimeoutMs: 2_
   const events: DriverEvent[] = [];
   const ingest = (m: InboundMessage): IngestOutcome => ({ kind: 'committed', summary: store.ingest(m), rejections: m.rejections });
   const runner = createAstmRunner(
-    { profile: profile(mapping), transport: gateway, ingest, accepting: () => true, clock: systemClock, log: silentLog, onEvent: (e) => events.push(e), orders: { source: client, ledger: store.orders } },
+    {
+      profile: profile(mapping),
+      transport: gateway,
+      ingest,
+      accepting: () => true,
+      clock: systemClock,
+      log: silentLog,
+      onEvent: (e) => events.push(e),
+      orders: { source: client, ledger: store.orders },
+    },
     options({ orders: o }),
   );
   runner.start();
@@ -92,7 +107,12 @@ describe('ASTM two-way runner', () => {
     expect(store.counts().capturesAccepted).toBe(1);
     await until(() => store.orders.dispatches.counts().pending === 2);
     expect((await querying.runOrdered(outcome.kind === 'answered' ? outcome.orders : new Map(), () => '4.2')).kind).toBe('sent');
-    expect(store.recentResults(10).map((r) => r.analyteLoinc).sort()).toEqual(['2345-7', '2823-3']);
+    expect(
+      store
+        .recentResults(10)
+        .map((r) => r.analyteLoinc)
+        .sort(),
+    ).toEqual(['2345-7', '2823-3']);
     expect(figures(events)).toEqual(['queries', 'answered-orders']);
   });
 

@@ -70,9 +70,7 @@ describe('labgate decode', () => {
 
   it('prints a censored value with no number and a questionable one with its letter, never as final', () => {
     const raw = bytes(
-      '<ENQ>' +
-        frame(1, 'H|\\^&|||chem^1|||||||P|1|20260701163000<CR>O|1|A100||^^^GLU<CR>R|1|^^^GLU|<20|mg/dL||L||W||||20260701163000<CR>L|1|N<CR>') +
-        '<EOT>',
+      '<ENQ>' + frame(1, 'H|\\^&|||chem^1|||||||P|1|20260701163000<CR>O|1|A100||^^^GLU<CR>R|1|^^^GLU|<20|mg/dL||L||W||||20260701163000<CR>L|1|N<CR>') + '<EOT>',
     );
     const out = decode(['--config', join(dir, 'labgate.yaml'), '--instrument', 'chem-1'], raw);
     expect(out.status).toBe(0);
@@ -87,11 +85,24 @@ describe('labgate decode', () => {
 
   it('shows a host query as a query line; a receive-only instrument rejects it with the reason, a two-way one does not', () => {
     const raw = bytes('<ENQ>' + frame(1, 'H|\\^&|||chem^1|||||||P|1|20260701163000<CR>Q|1|^A100\\^A101||^^^GLU||||||||O<CR>L|1|N<CR>') + '<EOT>');
-    const query = { kind: 'query', specimens: [{ kind: 'id', accession: 'A100' }, { kind: 'id', accession: 'A101' }], tests: ['GLU'], request: 'orders', requestCode: 'O' };
+    const query = {
+      kind: 'query',
+      specimens: [
+        { kind: 'id', accession: 'A100' },
+        { kind: 'id', accession: 'A101' },
+      ],
+      tests: ['GLU'],
+      request: 'orders',
+      requestCode: 'O',
+    };
     const oneWay = decode(['--config', join(dir, 'labgate.yaml'), '--instrument', 'chem-1'], raw);
     expect(oneWay.status).toBe(3);
     expect(oneWay.lines).toEqual([query, expect.objectContaining({ kind: 'rejected', reason: expect.stringContaining('query mode is off') })]);
-    writeFileSync(join(dir, 'two-way.yaml'), config.replace('component: 1 } }', 'component: 1 }, orders: { query: true } }') + 'sinks: { lims: { baseUrl: "http://127.0.0.1:9", auth: { kind: static, tokenFile: /t } } }\n');
+    writeFileSync(
+      join(dir, 'two-way.yaml'),
+      config.replace('component: 1 } }', 'component: 1 }, orders: { query: true } }') +
+        'sinks: { lims: { baseUrl: "http://127.0.0.1:9", auth: { kind: static, tokenFile: /t } } }\n',
+    );
     const twoWay = decode(['--config', join(dir, 'two-way.yaml'), '--instrument', 'chem-1'], raw);
     expect(twoWay.status).toBe(0);
     expect(twoWay.lines).toEqual([query]);
@@ -134,7 +145,9 @@ instruments:
     const bare = decode(['--config', join(dir, 'hl7.yaml'), '--instrument', 'chem-1'], Buffer.from(oru + '\r', 'latin1'));
     const framed = decode(['--config', join(dir, 'hl7.yaml'), '--instrument', 'chem-1'], Buffer.from(`\x0b${oru}\r\x1c\r`, 'latin1'));
     expect(bare.status).toBe(0);
-    expect(bare.lines).toEqual([expect.objectContaining({ kind: 'result', accession: 'A100', analyteLoinc: '2823-3', value: 4.1, resultedAt: '2026-07-01T14:30:00+00:00' })]);
+    expect(bare.lines).toEqual([
+      expect.objectContaining({ kind: 'result', accession: 'A100', analyteLoinc: '2823-3', value: 4.1, resultedAt: '2026-07-01T14:30:00+00:00' }),
+    ]);
     expect(framed.lines).toEqual(bare.lines);
     // A100, 2823-3, chem-1 at 15:30 +01:00: the reference vector of the central system's key.
     expect(bare.lines[0]?.dedupKey).toBe('f737981efdd975cec05399faf6459a46f7763c508ac27bf6735dbdc1cb9c978f');

@@ -29,7 +29,9 @@ describe('labgate emulate', () => {
       // The host ACKs ENQ and every frame once it answers at all.
       if (answering && (data.includes(0x05) || data.includes(0x0a))) void host.write(Buffer.from([0x06]));
     });
-    const child = spawn(process.execPath, [bin, 'emulate', '--port', device, '--every', '0.2', '--reply-timeout', '0.3'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'emulate', '--port', device, '--every', '0.2', '--reply-timeout', '0.3'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     const exited = new Promise<number | null>((r) => child.once('exit', r));
@@ -51,9 +53,15 @@ describe('labgate emulate', () => {
 
   it('writes a specimen with four coded results timed in UTC', () => {
     expect(specimen(7, new Date(Date.UTC(2026, 11, 1, 9, 5, 3))).split('\r')).toEqual([
-      'H|\\^&|||labgate-emulate^1|||||||P|1|20261201090503', 'P|1', 'O|1|EMU-0007||^^^CHEM|R|20261201090503',
-      'R|1|^^^GLU|5.4|mmol/L||N||F||||20261201090503', 'R|2|^^^NA|140|mmol/L||N||F||||20261201090503',
-      'R|3|^^^K|4.1|mmol/L||N||F||||20261201090503', 'R|4|^^^CREA|88|umol/L||N||F||||20261201090503', 'L|1|N', '',
+      'H|\\^&|||labgate-emulate^1|||||||P|1|20261201090503',
+      'P|1',
+      'O|1|EMU-0007||^^^CHEM|R|20261201090503',
+      'R|1|^^^GLU|5.4|mmol/L||N||F||||20261201090503',
+      'R|2|^^^NA|140|mmol/L||N||F||||20261201090503',
+      'R|3|^^^K|4.1|mmol/L||N||F||||20261201090503',
+      'R|4|^^^CREA|88|umol/L||N||F||||20261201090503',
+      'L|1|N',
+      '',
     ]);
   });
 });

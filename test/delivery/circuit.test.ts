@@ -67,7 +67,15 @@ describe('circuit breaker', () => {
 
     it('a refused connection opens it whatever came before', () => {
       expect(judge([ok, refused])).toEqual(open(15_005));
-      expect(judge([{ kind: 'dead', reason: 'x' }, { kind: 'conflict', reason: 'y' }], closed(2))).toEqual(closedCircuit);
+      expect(
+        judge(
+          [
+            { kind: 'dead', reason: 'x' },
+            { kind: 'conflict', reason: 'y' },
+          ],
+          closed(2),
+        ),
+      ).toEqual(closedCircuit);
     });
 
     it('a probe answered with a record-scoped retry (429) was taken by the sink: closed', () => {

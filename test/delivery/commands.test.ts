@@ -27,9 +27,19 @@ async function cli(args: string[], stdin = ''): Promise<{ code: number; out: str
 }
 
 function deadLetters(n: number): string[] {
-  const keys = enqueue(s.db, 'postgres', Array.from({ length: n }, (_, i) => sampleResult(i)), s.clock.now);
+  const keys = enqueue(
+    s.db,
+    'postgres',
+    Array.from({ length: n }, (_, i) => sampleResult(i)),
+    s.clock.now,
+  );
   const rows = s.outbox.claimDue('postgres', n);
-  s.outbox.recordOutcomes('postgres', rows, rows.map(() => ({ kind: 'dead', reason: '22008: date/time field value out of range' })), rows.map(() => null));
+  s.outbox.recordOutcomes(
+    'postgres',
+    rows,
+    rows.map(() => ({ kind: 'dead', reason: '22008: date/time field value out of range' })),
+    rows.map(() => null),
+  );
   return keys;
 }
 
@@ -53,7 +63,10 @@ describe('operator commands', () => {
     expect(await cli(['dead-letter', 'retry', '--config', config, '--key', keys[0]!])).toMatchObject({ code: 0, out: expect.stringMatching(/retrying 1/) });
     expect(await cli(['dead-letter', 'purge', '--config', config, '--all'], 'no\n')).toMatchObject({ code: 1 });
     expect(states(s.db, 'postgres')).toEqual({ pending: 1, dead: 2 });
-    expect(await cli(['dead-letter', 'purge', '--config', config, '--sink', 'postgres'], 'yes\n')).toMatchObject({ code: 0, out: expect.stringMatching(/purged 2/) });
+    expect(await cli(['dead-letter', 'purge', '--config', config, '--sink', 'postgres'], 'yes\n')).toMatchObject({
+      code: 0,
+      out: expect.stringMatching(/purged 2/),
+    });
     expect(states(s.db, 'postgres')).toEqual({ pending: 1 });
     const actions = s.db.prepare(`SELECT action FROM audit WHERE actor != 'gateway' ORDER BY id`).pluck().all();
     expect(actions).toEqual(['dead-letter-retry', 'dead-letter-purge', 'dead-letter-purge']);

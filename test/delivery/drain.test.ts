@@ -26,7 +26,13 @@ const policy = { backoff: { baseMs: 1_000, capMs: 60_000 }, probeIntervalMs: 15_
 function drain(over: Partial<typeof policy> = {}): Drain {
   return new Drain({ sink, outbox: s.outbox, policy: { ...policy, ...over }, clock, random: () => 0.5 });
 }
-const add = (n: number, from: number, dueAt = clock.now()) => enqueue(s.db, 'lims', Array.from({ length: n }, (_, i) => sampleResult(from + i)), dueAt);
+const add = (n: number, from: number, dueAt = clock.now()) =>
+  enqueue(
+    s.db,
+    'lims',
+    Array.from({ length: n }, (_, i) => sampleResult(from + i)),
+    dueAt,
+  );
 
 beforeEach(() => {
   s = testStore();
@@ -117,7 +123,11 @@ describe('drain', () => {
     const [sinkWide, own] = add(2, 0);
     s.db.prepare('UPDATE outbox SET attempts = 3').run();
     handler = (batch) =>
-      batch.map((row) => ({ kind: 'retry', reason: row.dedupKey === sinkWide ? '503' : '409 in processing', scope: row.dedupKey === sinkWide ? 'sink' : 'record' }));
+      batch.map((row) => ({
+        kind: 'retry',
+        reason: row.dedupKey === sinkWide ? '503' : '409 in processing',
+        scope: row.dedupKey === sinkWide ? 'sink' : 'record',
+      }));
     const d = drain();
     d.start();
     await settle();
@@ -191,8 +201,7 @@ describe('drain', () => {
   it('keeps at most inFlight batches out and stops after they finish, with the signal aborted', async () => {
     add(50, 0);
     const pending: { resolve: () => void; signal: AbortSignal }[] = [];
-    handler = (batch, signal) =>
-      new Promise((resolve) => pending.push({ signal, resolve: () => resolve(batch.map(() => ({ kind: 'delivered' }))) }));
+    handler = (batch, signal) => new Promise((resolve) => pending.push({ signal, resolve: () => resolve(batch.map(() => ({ kind: 'delivered' }))) }));
     const d = drain();
     d.start();
     await settle();

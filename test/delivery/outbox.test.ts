@@ -58,13 +58,18 @@ describe('outbox', () => {
   it('records every kind of outcome in one transaction', () => {
     enqueue(s.db, 'lims', results(5), s.clock.now);
     const rows = s.outbox.claimDue('lims', 10);
-    s.outbox.recordOutcomes('lims', rows, [
-      { kind: 'delivered', etag: '"v1"' },
-      { kind: 'retry', reason: '503', notBefore: 1 },
-      { kind: 'retry', reason: 'refused', scope: 'sink' },
-      { kind: 'dead', reason: '422 invalid' },
-      { kind: 'conflict', reason: 'LIMS holds another value', theirs: '{"value":"5"}' },
-    ], [null, s.clock.now + 5_000, null, null, null]);
+    s.outbox.recordOutcomes(
+      'lims',
+      rows,
+      [
+        { kind: 'delivered', etag: '"v1"' },
+        { kind: 'retry', reason: '503', notBefore: 1 },
+        { kind: 'retry', reason: 'refused', scope: 'sink' },
+        { kind: 'dead', reason: '422 invalid' },
+        { kind: 'conflict', reason: 'LIMS holds another value', theirs: '{"value":"5"}' },
+      ],
+      [null, s.clock.now + 5_000, null, null, null],
+    );
     const byId = (id: number) => s.db.prepare('SELECT * FROM outbox WHERE id = ?').get(id) as Record<string, unknown>;
     expect(byId(rows[0]!.id)).toMatchObject({ state: 'sent', etag: '"v1"', sent_at: s.clock.now });
     expect(byId(rows[1]!.id)).toMatchObject({ state: 'pending', attempts: 1, next_attempt_at: s.clock.now + 5_000, last_error: '503' });

@@ -16,7 +16,7 @@ function recognized(v: BurstVerdict): Extract<BurstVerdict, { kind: 'recognized'
   return v;
 }
 
-describe('a burst read at the sender\'s rate', () => {
+describe("a burst read at the sender's rate", () => {
   it.each(names)('%s: recognized at every rate and format, the format read from bit 7 when the receiver takes 8 data bits', (name) => {
     for (const sender of senders) {
       for (const phase of [0.05, 0.5, 0.95]) {
@@ -26,7 +26,8 @@ describe('a burst read at the sender\'s rate', () => {
         if (sender.dataBits === 8) continue;
         const sevenBit = reframe(samples[name], sender, { ...sender, dataBits: 8, parity: 'none' });
         if (sevenBit.some((b) => b >= 0x80)) expect(at8N1.formats['8N1']).toBe(false);
-        if (sender.parity === 'even') expect(recognized(judgeBurst(reframe(samples[name], sender, sender, { phase }), 7)).recognition).toMatchObject(expected[name]);
+        if (sender.parity === 'even')
+          expect(recognized(judgeBurst(reframe(samples[name], sender, sender, { phase }), 7)).recognition).toMatchObject(expected[name]);
       }
     }
   });
@@ -62,19 +63,31 @@ describe('verdicts and their reasons', () => {
   });
 
   it('reads ENQ and EOT with their counts, and frames sent without waiting', () => {
-    expect(judgeBurst(Buffer.from([4, 5]), 8)).toMatchObject({ kind: 'recognized', recognition: { protocol: 'astm', form: 'link', enq: 1, eot: 1, frames: 0 }, formats: { '8N1': true, '7E1': false, '7O1': false } });
+    expect(judgeBurst(Buffer.from([4, 5]), 8)).toMatchObject({
+      kind: 'recognized',
+      recognition: { protocol: 'astm', form: 'link', enq: 1, eot: 1, frames: 0 },
+      formats: { '8N1': true, '7E1': false, '7O1': false },
+    });
     const frame = Buffer.from('\x021H|\\^&\r\x0312\r\n', 'latin1');
     expect(judgeBurst(frame, 8)).toMatchObject({ kind: 'recognized', recognition: { protocol: 'astm', form: 'link', frames: 1 } });
   });
 
   it('names 7E1 and 7O1 from the parity in bit 7: EOT and ENQ tell them apart', () => {
     expect(judgeBurst(Buffer.from([0x05]), 8)).toMatchObject({ formats: { '8N1': true, '7E1': true, '7O1': false } });
-    expect(judgeBurst(Buffer.from([0x84]), 8)).toMatchObject({ recognition: { protocol: 'astm', eot: 1 }, formats: { '8N1': false, '7E1': true, '7O1': false } });
-    expect(judgeBurst(Buffer.from([0x85]), 8)).toMatchObject({ recognition: { protocol: 'astm', enq: 1 }, formats: { '8N1': false, '7E1': false, '7O1': true } });
+    expect(judgeBurst(Buffer.from([0x84]), 8)).toMatchObject({
+      recognition: { protocol: 'astm', eot: 1 },
+      formats: { '8N1': false, '7E1': true, '7O1': false },
+    });
+    expect(judgeBurst(Buffer.from([0x85]), 8)).toMatchObject({
+      recognition: { protocol: 'astm', enq: 1 },
+      formats: { '8N1': false, '7E1': false, '7O1': true },
+    });
   });
 
   it('tells HL7 segments without MLLP from printed lines, and Latin-1 letters in a printout are text', () => {
     expect(judgeBurst(Buffer.from('MSH|^~\\&|A|B\rPID|1\r', 'latin1'), 8)).toMatchObject({ recognition: { protocol: 'hl7', form: 'segments' } });
-    expect(judgeBurst(Buffer.from('Glucose   5.4 mmol/L\rHämoglobin 13.9 g/dL\r', 'latin1'), 8)).toMatchObject({ recognition: { protocol: 'line', form: 'lines', lines: 2, delimiter: '\r' } });
+    expect(judgeBurst(Buffer.from('Glucose   5.4 mmol/L\rHämoglobin 13.9 g/dL\r', 'latin1'), 8)).toMatchObject({
+      recognition: { protocol: 'line', form: 'lines', lines: 2, delimiter: '\r' },
+    });
   });
 });

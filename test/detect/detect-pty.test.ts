@@ -30,7 +30,10 @@ async function rig(sender: SerialSetting): Promise<{ port: DetectingPort; analyz
   const dir = mkdtempSync(join(tmpdir(), 'labgate-detect-'));
   const cable = new Cable(dir);
   await cable.plug();
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }), () => cable.unplug());
+  cleanups.push(
+    () => rmSync(dir, { recursive: true, force: true }),
+    () => cable.unplug(),
+  );
   let receiver: SerialSetting | null = null;
   const recording = (options: SerialPortOptions): SerialPort => {
     receiver = { baudRate: options.baudRate, dataBits: options.dataBits as 7 | 8, parity: options.parity as SerialSetting['parity'] };
@@ -41,9 +44,14 @@ async function rig(sender: SerialSetting): Promise<{ port: DetectingPort; analyz
   const heard: Buffer[] = [];
   analyzer.onData((d) => heard.push(d));
   const port = new DetectingPort({
-    instrument: 'new1', path: cable.device, driver: 'auto', scope: { baudRate: 'auto', dataBits: 'auto', parity: 'auto' },
+    instrument: 'new1',
+    path: cable.device,
+    driver: 'auto',
+    scope: { baudRate: 'auto', dataBits: 'auto', parity: 'auto' },
     open: (setting, signal) => openListening(cable.device, setting, recording, signal),
-    clock: systemClock, log: quiet, timing: { gapMs: 150, silenceMs: 1_500 },
+    clock: systemClock,
+    log: quiet,
+    timing: { gapMs: 150, silenceMs: 1_500 },
   });
   cleanups.push(() => port.stop());
   const send = async (data: Buffer): Promise<void> => {
@@ -66,7 +74,11 @@ function every(ms: number, burst: () => Promise<unknown>): () => void {
 }
 
 async function found(port: DetectingPort): Promise<ReturnType<DetectingPort['finding']>> {
-  await until(() => port.finding().state === 'found' && /every/.test(port.finding().summary), 60_000, `detection to find the setting (${port.finding().summary})`);
+  await until(
+    () => port.finding().state === 'found' && /every/.test(port.finding().summary),
+    60_000,
+    `detection to find the setting (${port.finding().summary})`,
+  );
   return port.finding();
 }
 
@@ -106,7 +118,9 @@ describe('detection over a socat pseudo-terminal', () => {
     port.start();
     cleanups.push(every(500, () => send(samples.printer)));
     const finding = await found(port);
-    expect(finding.summary).toMatch(new RegExp(`^A printer \\(lines of text\\) at ${baudRate} 8N1: 6 lines in the last burst, ending CR LF; a burst every \\d+ ms$`));
+    expect(finding.summary).toMatch(
+      new RegExp(`^A printer \\(lines of text\\) at ${baudRate} 8N1: 6 lines in the last burst, ending CR LF; a burst every \\d+ ms$`),
+    );
     expect(finding.yaml.slice(0, 1)).toEqual(['driver: line']);
     await port.stop();
     expect(Buffer.concat(heard)).toEqual(Buffer.alloc(0));

@@ -8,7 +8,13 @@ import { expected, samples, type SampleName } from './samples.js';
 import { reframe } from './uart.js';
 
 const auto: DetectionScope = { baudRate: 'auto', dataBits: 'auto', parity: 'auto' };
-const options = (scope: DetectionScope = auto): DetectorOptions => ({ candidates: candidateSettings(scope), scope, gapMs: 300, silenceMs: 30_000, maxBurstBytes: 4096 });
+const options = (scope: DetectionScope = auto): DetectorOptions => ({
+  candidates: candidateSettings(scope),
+  scope,
+  gapMs: 300,
+  silenceMs: 30_000,
+  maxBurstBytes: 4096,
+});
 const s = (baudRate: number, dataBits: 7 | 8 = 8, parity: SerialSetting['parity'] = 'none'): SerialSetting => ({ baudRate, dataBits, parity });
 
 function listening(o: DetectorOptions, at = 0): DetectorState {
@@ -56,7 +62,15 @@ describe('detector transitions', () => {
     expect(state.phase).toBe('found');
     const finding = describeFinding(state, '/dev/labgate/port3', o.candidates.length, 'auto');
     expect(finding.summary).toBe('ASTM at 9600 8N1: ENQ every 10 s');
-    expect(finding.yaml).toEqual(['driver: astm', 'transport:', '  kind: serial', '  path: "/dev/labgate/port3"', '  baudRate: 9600', '  dataBits: 8', '  parity: none']);
+    expect(finding.yaml).toEqual([
+      'driver: astm',
+      'transport:',
+      '  kind: serial',
+      '  path: "/dev/labgate/port3"',
+      '  baudRate: 9600',
+      '  dataBits: 8',
+      '  parity: none',
+    ]);
     expect(finding.note).toContain('7E1 reads these bytes the same way');
   });
 
@@ -135,9 +149,15 @@ function search(sample: Buffer, sender: SerialSetting, everyMs: number, o: Detec
 describe('the whole search', () => {
   const all = candidateSettings(auto);
   const senders = [...all, ...all.filter((x) => x.dataBits === 7).map((x) => ({ ...x, parity: 'odd' as const }))];
-  const cases: [SampleName, number][] = [['enq', 10_000], ['hl7', 30_000], ['printer', 45_000], ['stxEtx', 20_000], ['bareAstm', 15_000]];
+  const cases: [SampleName, number][] = [
+    ['enq', 10_000],
+    ['hl7', 30_000],
+    ['printer', 45_000],
+    ['stxEtx', 20_000],
+    ['bareAstm', 15_000],
+  ];
 
-  it.each(cases)('%s every %i ms: found at the sender\'s own setting, for every rate and format', (name, everyMs) => {
+  it.each(cases)("%s every %i ms: found at the sender's own setting, for every rate and format", (name, everyMs) => {
     const o = options();
     const times: number[] = [];
     for (const sender of senders) {
@@ -147,7 +167,10 @@ describe('the whole search', () => {
       const finding = describeFinding(state, '/dev/x', o.candidates.length, 'auto');
       // ENQ alone cannot tell 8N1 from 7E1 (its parity bit is 0): the finding says so and keeps 8N1.
       const ambiguous = name === 'enq' && sender.dataBits === 7 && sender.parity === 'even';
-      expect(sameSetting(state.setting, ambiguous ? { ...sender, dataBits: 8, parity: 'none' } : sender), `${name} from ${settingLabel(sender)}: ${finding.summary}`).toBe(true);
+      expect(
+        sameSetting(state.setting, ambiguous ? { ...sender, dataBits: 8, parity: 'none' } : sender),
+        `${name} from ${settingLabel(sender)}: ${finding.summary}`,
+      ).toBe(true);
       expect(state.observations.at(-1)?.recognition).toMatchObject(expected[name]);
       if (ambiguous) expect(finding.note).toContain('7E1 reads these bytes the same way');
       times.push(at);

@@ -13,7 +13,7 @@ describe('software UART', () => {
     expect([...senderBits(Buffer.from([0x04]), s(9600, 7, 'even'))].slice(4)).toEqual([0, 0, 0, 1, 0, 0, 0, 0, 1, 1]);
   });
 
-  it('gives every byte back at the sender\'s own setting, whatever the receiver clock phase', () => {
+  it("gives every byte back at the sender's own setting, whatever the receiver clock phase", () => {
     const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
     for (const phase of [0, 0.5, 0.99]) {
       expect(reframe(all, s(9600), s(9600), { phase })).toEqual(all);
@@ -28,7 +28,7 @@ describe('software UART', () => {
     expect(reframe(Buffer.from([0x04, 0x05]), s(9600, 7, 'even'), s(9600))).toEqual(Buffer.from([0x84, 0x05]));
   });
 
-  it('makes 0xFE of an ENQ sent twice as fast: the start bit is taken at the sender\'s fourth bit, the rest is idle', () => {
+  it("makes 0xFE of an ENQ sent twice as fast: the start bit is taken at the sender's fourth bit, the rest is idle", () => {
     expect(reframe(Buffer.from([0x05]), s(19200), s(9600))).toEqual(Buffer.from([0xfe]));
   });
 

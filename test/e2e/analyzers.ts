@@ -9,7 +9,9 @@ import { until } from './harness.js';
 /** An ASTM instrument on the cable's device end at 115200 baud. */
 export function astmInstrument(id: string, device: string, codes: readonly string[]): object {
   return {
-    id, driver: 'astm', timezone: 'UTC',
+    id,
+    driver: 'astm',
+    timezone: 'UTC',
     transport: { kind: 'serial', path: device, baudRate: 115_200 },
     mapping: codes.map((code, i) => ({ code, loinc: `3000${i}-${i}`, unit: 'mmol/L' })),
   };
@@ -36,16 +38,20 @@ export class Hl7TcpSender {
 
   /** Connects, retrying until the gateway listens (it may be restarting). */
   async connect(ms = 10_000): Promise<void> {
-    await until(async () => {
-      const socket = await new Promise<Socket | undefined>((resolve) => {
-        const s = createConnection(this.port, '127.0.0.1');
-        s.once('connect', () => resolve(s));
-        s.once('error', () => resolve(undefined));
-      });
-      if (!socket) return false;
-      this.attach(socket);
-      return true;
-    }, ms, `a TCP connection to the gateway's HL7 port ${this.port}`);
+    await until(
+      async () => {
+        const socket = await new Promise<Socket | undefined>((resolve) => {
+          const s = createConnection(this.port, '127.0.0.1');
+          s.once('connect', () => resolve(s));
+          s.once('error', () => resolve(undefined));
+        });
+        if (!socket) return false;
+        this.attach(socket);
+        return true;
+      },
+      ms,
+      `a TCP connection to the gateway's HL7 port ${this.port}`,
+    );
   }
 
   /** Sends one message; resolves with MSA-1 (AA, AE, AR...), or 'closed' when the connection ends without one. */

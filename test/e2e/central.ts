@@ -30,16 +30,28 @@ export async function centralRows(db: TestDatabase): Promise<{ rows: Map<string,
 export async function expectDeliveredOnce(view: StoreView, db: TestDatabase, lims: LimsChild): Promise<void> {
   const keys = view.results.map((r) => r.dedupKey);
   expect(new Set(keys).size, 'one store row per key').toBe(keys.length);
-  expect(view.outbox.filter((o) => o.state !== 'sent'), 'every outbox row sent').toEqual([]);
+  expect(
+    view.outbox.filter((o) => o.state !== 'sent'),
+    'every outbox row sent',
+  ).toEqual([]);
   const central = await centralRows(db);
   expect([...central.rows.keys()].sort(), 'result_load holds exactly the stored keys').toEqual([...keys].sort());
-  expect([...central.rows.values()].every((n) => n === 1), 'one result_load row per key').toBe(true);
+  expect(
+    [...central.rows.values()].every((n) => n === 1),
+    'one result_load row per key',
+  ).toBe(true);
   expect([...central.inserts.keys()].sort(), 'one insert audited per key').toEqual([...keys].sort());
-  expect([...central.inserts.values()].every((n) => n === 1), 'no key inserted twice').toBe(true);
+  expect(
+    [...central.inserts.values()].every((n) => n === 1),
+    'no key inserted twice',
+  ).toBe(true);
   const stats = await lims.stats();
   expect({ records: stats.records, applied: stats.applied }, 'LIMS: every record applied exactly once').toEqual({ records: keys.length, applied: keys.length });
   const statuses = await Promise.all(view.results.map((r) => lims.recordStatus(r.recordId)));
-  expect(statuses.filter((s) => s !== 200), 'every stored result is a LIMS record').toEqual([]);
+  expect(
+    statuses.filter((s) => s !== 200),
+    'every stored result is a LIMS record',
+  ).toEqual([]);
 }
 
 /**
@@ -50,7 +62,13 @@ export async function expectOneObservationEach(view: StoreView, fhir: FhirChild)
   const keys = view.results.map((r) => r.dedupKey);
   const census = await fhir.census();
   expect(Object.keys(census.perIdentifier).sort(), 'the FHIR server holds exactly the stored keys').toEqual([...keys].sort());
-  expect(Object.entries(census.perIdentifier).filter(([, n]) => n !== 1), 'no duplicate Observation').toEqual([]);
+  expect(
+    Object.entries(census.perIdentifier).filter(([, n]) => n !== 1),
+    'no duplicate Observation',
+  ).toEqual([]);
   expect(census.observations, 'one Observation per result').toBe(keys.length);
-  expect(Object.values(census.versions).filter((n) => n !== 1), 'none rewritten by a re-send').toEqual([]);
+  expect(
+    Object.values(census.versions).filter((n) => n !== 1),
+    'none rewritten by a re-send',
+  ).toEqual([]);
 }

@@ -28,8 +28,12 @@ it('after SIGKILL and a restart, the page shows the same messages and results of
   cleanups.push(s.cleanup);
   const [httpPort, hl7Port] = [await freePort(), await freePort()];
   const instrument = {
-    id: 'bs240', driver: 'hl7', timezone: 'Europe/Vienna', transport: { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port },
-    mapping: mindrayBs.profile.mapping, options: mindrayBs.options,
+    id: 'bs240',
+    driver: 'hl7',
+    timezone: 'Europe/Vienna',
+    transport: { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port },
+    mapping: mindrayBs.profile.mapping,
+    options: mindrayBs.options,
   };
   const gateway = new GatewayChild(writeConfig({ dir: s.dir, httpPort, instruments: [instrument] }), httpPort, s.dir);
   cleanups.push(() => gateway.stopIfRunning());

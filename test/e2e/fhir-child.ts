@@ -30,7 +30,10 @@ export async function startFhir(): Promise<FhirChild> {
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;
-      const line = out.split('\n').slice(0, -1).find((l) => l.startsWith('{'));
+      const line = out
+        .split('\n')
+        .slice(0, -1)
+        .find((l) => l.startsWith('{'));
       if (line) resolve(JSON.parse(line) as { url: string; tokenUrl: string });
     });
     child.once('exit', (code) => reject(new Error(`FHIR test server exited with ${code} before listening`)));
@@ -41,7 +44,10 @@ export async function startFhir(): Promise<FhirChild> {
       const privateKeyFile = join(dir, 'fhir-key.pem');
       writeFileSync(privateKeyFile, pair.privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
       return {
-        baseUrl: url, batchSize: 16, connections: 2, timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
+        baseUrl: url,
+        batchSize: 16,
+        connections: 2,
+        timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
         auth: { kind: 'smart-backend', tokenUrl, clientId: 'gw-e2e', privateKeyFile, keyId: 'e2e' },
       };
     },

@@ -21,7 +21,10 @@ const limsMain = join(root, 'dist/src/lims-server/main.js');
 
 /** The socat binary on PATH; throws (the test fails) when it is missing. */
 export function requireSocat(): string {
-  const found = (process.env.PATH ?? '').split(delimiter).map((d) => join(d, 'socat')).find((p) => existsSync(p));
+  const found = (process.env.PATH ?? '')
+    .split(delimiter)
+    .map((d) => join(d, 'socat'))
+    .find((p) => existsSync(p));
   if (!found) throw new Error('socat is required for the end-to-end tests (apt-get install socat); it is not on PATH');
   return found;
 }
@@ -136,12 +139,17 @@ export async function startLims(extra: object = {}): Promise<LimsChild> {
   requireBuild();
   const token = 'e2e-static-token';
   const resourcePath = '/api/v1/results';
-  const child = spawn(process.execPath, [limsMain, JSON.stringify({ ...extra, staticTokens: [token], resourcePath })], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [limsMain, JSON.stringify({ ...extra, staticTokens: [token], resourcePath })], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;
-      const line = out.split('\n').slice(0, -1).find((l) => l.startsWith('{'));
+      const line = out
+        .split('\n')
+        .slice(0, -1)
+        .find((l) => l.startsWith('{'));
       if (line) resolve((JSON.parse(line) as { url: string }).url);
     });
     child.once('exit', (code) => reject(new Error(`LIMS test server exited with ${code} before listening`)));
@@ -191,21 +199,35 @@ export function writeConfig(setup: GatewaySetup): string {
       url.password = '';
     }
     // poolSize 1: embedded PGlite serves one connection at a time.
-    sinks.postgres = { url: url.toString(), ...(passwordFile ? { passwordFile } : {}), schema: setup.pg.schema, poolSize: 1, connectTimeoutMs: 5_000, statementTimeoutMs: 10_000 };
+    sinks.postgres = {
+      url: url.toString(),
+      ...(passwordFile ? { passwordFile } : {}),
+      schema: setup.pg.schema,
+      poolSize: 1,
+      connectTimeoutMs: 5_000,
+      statementTimeoutMs: 10_000,
+    };
   }
   if (setup.lims) {
     const tokenFile = join(dir, 'lims-token');
     writeFileSync(tokenFile, setup.lims.token, { mode: 0o600 });
     sinks.lims = {
-      baseUrl: setup.lims.url, resourcePath: setup.lims.resourcePath, concurrency: 2, batchSize: 32,
-      timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 }, auth: { kind: 'static', tokenFile },
+      baseUrl: setup.lims.url,
+      resourcePath: setup.lims.resourcePath,
+      concurrency: 2,
+      batchSize: 32,
+      timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
+      auth: { kind: 'static', tokenFile },
     };
   }
   if (setup.fhir) sinks.fhir = setup.fhir.sinkConfig(dir);
   const config = {
     gateway: {
-      id: 'gw-e2e', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: setup.httpPort },
-      logLevel: 'info', diskFloorMb: setup.diskFloorMb ?? 0,
+      id: 'gw-e2e',
+      dataDir: join(dir, 'data'),
+      http: { host: '127.0.0.1', port: setup.httpPort },
+      logLevel: 'info',
+      diskFloorMb: setup.diskFloorMb ?? 0,
     },
     instruments: setup.instruments,
     sinks,
@@ -274,11 +296,16 @@ export class GatewayChild {
   async ready(): Promise<void> {
     const child = this.child;
     if (!child) throw new Error('the gateway was never spawned');
-    await until(async () => {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`gateway exited during start (${child.exitCode ?? child.signalCode}); see ${this.log}`);
-      const health = await this.health().catch(() => undefined);
-      return health !== undefined && !health.body.reasons.some((r) => r.startsWith('starting'));
-    }, 15_000, 'the gateway to be ready');
+    await until(
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`gateway exited during start (${child.exitCode ?? child.signalCode}); see ${this.log}`);
+        const health = await this.health().catch(() => undefined);
+        return health !== undefined && !health.body.reasons.some((r) => r.startsWith('starting'));
+      },
+      15_000,
+      'the gateway to be ready',
+    );
   }
 
   /** Sends `signal` and waits for the exit. */
@@ -313,11 +340,15 @@ export class GatewayChild {
 
   /** Waits until every sink's outbox rows are sent: nothing pending, dead or in conflict. */
   async drained(ms = 30_000): Promise<void> {
-    await until(async () => {
-      const { body } = await this.health();
-      for (const s of body.sinks) if (s.dead > 0 || (s.conflicts ?? 0) > 0) throw new Error(`sink ${s.sink}: ${s.dead} dead, ${s.conflicts ?? 0} conflicts`);
-      return body.sinks.length > 0 && body.sinks.every((s) => s.pending === 0);
-    }, ms, 'both sinks to drain');
+    await until(
+      async () => {
+        const { body } = await this.health();
+        for (const s of body.sinks) if (s.dead > 0 || (s.conflicts ?? 0) > 0) throw new Error(`sink ${s.sink}: ${s.dead} dead, ${s.conflicts ?? 0} conflicts`);
+        return body.sinks.length > 0 && body.sinks.every((s) => s.pending === 0);
+      },
+      ms,
+      'both sinks to drain',
+    );
   }
 
   private closeLog(): void {

@@ -38,7 +38,9 @@ describe('labgate run under hostile HTTP requests', () => {
     expect(health.body.reasons.join('\n')).toMatch(/1 unhandled error since start/);
     const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
     expect(metrics).toMatch(/^labgate_unhandled_errors_total 1$/m);
-    const line = readFileSync(gateway.log, 'utf8').split('\n').find((l) => l.includes('unhandled promise rejection'))!;
+    const line = readFileSync(gateway.log, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('unhandled promise rejection'))!;
     expect(JSON.parse(line)).toMatchObject({ level: 50, err: { message: 'labgate fault: an unhandled rejection' } });
   });
 

@@ -39,10 +39,15 @@ describe('labgate run fed garbage on an HL7 port', () => {
 
     const view = readStore(gateway.dataDir);
     expect(view.captures.filter((c) => c.status === 'accepted')).toHaveLength(2);
-    expect(view.captures.filter((c) => c.status === 'rejected'), 'one sample in the first minute').toHaveLength(1);
+    expect(
+      view.captures.filter((c) => c.status === 'rejected'),
+      'one sample in the first minute',
+    ).toHaveLength(1);
     const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
     expect(metrics).toMatch(new RegExp(`^labgate_discarded_messages_total\\{instrument="bs240"\\} ${blocks}$`, 'm'));
-    const refusedLines = readFileSync(gateway.log, 'utf8').split('\n').filter((l) => l.includes('hl7 block that is not a message refused'));
+    const refusedLines = readFileSync(gateway.log, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('hl7 block that is not a message refused'));
     expect(refusedLines, 'logged once, the rest summarized at the end of the interval').toHaveLength(1);
     const status = (await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).json()) as { rejectedRetention?: unknown };
     expect(status.rejectedRetention).toEqual({ keptMb: 100, prunedSinceStart: 0 });

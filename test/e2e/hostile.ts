@@ -45,10 +45,16 @@ export async function hl7Rig(cleanups: (() => Promise<void> | void)[], name: str
   cleanups.push(s.cleanup);
   const httpPort = await freePort();
   const hl7Port = await freePort();
-  const instruments = [{
-    id: 'bs240', driver: 'hl7', timezone: 'Europe/Vienna', transport: { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port, ...options.transport },
-    mapping: mindrayBs.profile.mapping, options: mindrayBs.options,
-  }];
+  const instruments = [
+    {
+      id: 'bs240',
+      driver: 'hl7',
+      timezone: 'Europe/Vienna',
+      transport: { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port, ...options.transport },
+      mapping: mindrayBs.profile.mapping,
+      options: mindrayBs.options,
+    },
+  ];
   const file = writeConfig({ dir: s.dir, httpPort, instruments });
   const config = JSON.parse(readFileSync(file, 'utf8')) as { gateway: { http: object } };
   Object.assign(config.gateway, options.gateway);

@@ -23,11 +23,17 @@ const PER = 3;
 /** Each accession's results are all there, once, and every capture holds a whole message. */
 function expectWhole(view: StoreView, accessions: readonly string[]): void {
   expect(view.integrity).toBe('ok');
-  expect(view.captures.filter((c) => c.status !== 'accepted' || c.resultCount !== PER), 'every capture is a whole message').toEqual([]);
+  expect(
+    view.captures.filter((c) => c.status !== 'accepted' || c.resultCount !== PER),
+    'every capture is a whole message',
+  ).toEqual([]);
   const byAccession = new Map<string, number>();
   for (const r of view.results) byAccession.set(r.accession, (byAccession.get(r.accession) ?? 0) + 1);
   for (const accession of accessions) expect(byAccession.get(accession), accession).toBe(PER);
-  expect([...byAccession.values()].every((n) => n === PER), 'no message stored partially').toBe(true);
+  expect(
+    [...byAccession.values()].every((n) => n === PER),
+    'no message stored partially',
+  ).toBe(true);
 }
 
 /** A cable, a gateway child on its device end, and the analyzer's emulator on the other end. */
@@ -38,8 +44,12 @@ async function rig(name: string, options: { diskFloorMb?: number; hl7Port?: numb
   const instruments = [astmInstrument('chem1', cable.device, astmCodes)];
   if (options.hl7Port) {
     instruments.push({
-      id: 'bs240', driver: 'hl7', timezone: 'Europe/Vienna', transport: { kind: 'tcp-server', host: '127.0.0.1', port: options.hl7Port },
-      mapping: mindrayBs.profile.mapping, options: mindrayBs.options,
+      id: 'bs240',
+      driver: 'hl7',
+      timezone: 'Europe/Vienna',
+      transport: { kind: 'tcp-server', host: '127.0.0.1', port: options.hl7Port },
+      mapping: mindrayBs.profile.mapping,
+      options: mindrayBs.options,
     });
   }
   const config = writeConfig({ dir: s.dir, httpPort, instruments, ...(options.diskFloorMb ? { diskFloorMb: options.diskFloorMb } : {}) });
@@ -93,7 +103,11 @@ describe('labgate run: stopping and refusing', () => {
     const s = scratch('sigterm-start');
     cleanups.push(s.cleanup);
     const httpPort = await freePort();
-    const gateway = new GatewayChild(writeConfig({ dir: s.dir, httpPort, instruments: [astmInstrument('chem1', `${s.dir}/absent`, astmCodes)] }), httpPort, s.dir);
+    const gateway = new GatewayChild(
+      writeConfig({ dir: s.dir, httpPort, instruments: [astmInstrument('chem1', `${s.dir}/absent`, astmCodes)] }),
+      httpPort,
+      s.dir,
+    );
     cleanups.push(() => gateway.stopIfRunning());
     gateway.spawn();
     // The HTTP port accepting a connection means the gateway is in the middle of start(): the store is open, the
@@ -137,10 +151,16 @@ describe('labgate run: stopping and refusing', () => {
     const refused = await emulator.send([astmMessage('DISK-1', PER)]);
     expect(refused).toMatchObject({ kind: 'aborted', reason: 'busy' });
     expect(received.length, 'every ENQ was answered').toBeGreaterThanOrEqual(6);
-    expect(received.every((b) => b === 0x15), 'with NAK, never ACK').toBe(true);
+    expect(
+      received.every((b) => b === 0x15),
+      'with NAK, never ACK',
+    ).toBe(true);
     expect(await hl7.send(hl7Message('H-DISK-1', 2))).toBe('AR');
     const during = readStore(gateway.dataDir);
-    expect(during.results.filter((r) => r.accession.endsWith('DISK-1')), 'nothing of a refused message is stored').toEqual([]);
+    expect(
+      during.results.filter((r) => r.accession.endsWith('DISK-1')),
+      'nothing of a refused message is stored',
+    ).toEqual([]);
     expect(gateway.running && gateway.pid === pid, 'the gateway is still the same running process').toBe(true);
 
     // Space is back: it accepts again by itself, without a restart.

@@ -40,10 +40,14 @@ async function analyzerOn(cable: Cable): Promise<AstmEmulator> {
 async function reload(gateway: GatewayChild, before: LastReload | undefined): Promise<LastReload> {
   gateway.signal('SIGHUP');
   let after: LastReload | undefined;
-  await until(async () => {
-    after = (await gateway.health()).body.lastReload;
-    return after !== undefined && JSON.stringify(after) !== JSON.stringify(before);
-  }, 10_000, 'the reload to be reported on /healthz');
+  await until(
+    async () => {
+      after = (await gateway.health()).body.lastReload;
+      return after !== undefined && JSON.stringify(after) !== JSON.stringify(before);
+    },
+    10_000,
+    'the reload to be reported on /healthz',
+  );
   return after!;
 }
 
@@ -91,7 +95,10 @@ describe('labgate run: SIGHUP reloads the configuration', () => {
     const httpPort = await freePort();
 
     const chem1 = (codes: readonly string[]): object => astmInstrument('chem1', cable.device, codes);
-    const chem3 = (baudRate: number): object => ({ ...astmInstrument('chem3', cableB.device, MAPPED), transport: { kind: 'serial', path: cableB.device, baudRate } });
+    const chem3 = (baudRate: number): object => ({
+      ...astmInstrument('chem3', cableB.device, MAPPED),
+      transport: { kind: 'serial', path: cableB.device, baudRate },
+    });
     const setup = (instruments: object[]): GatewaySetup => ({ dir, httpPort, lims, pg, instruments });
     const file = writeConfig(setup([chem1(MAPPED)]));
     const gateway = new GatewayChild(file, httpPort, dir);
@@ -109,7 +116,9 @@ describe('labgate run: SIGHUP reloads the configuration', () => {
       for (let i = 0; !stop; i++) {
         const crp = extra.shift();
         const accession = crp ?? `S-${i}`;
-        const outcome = await streaming.send([crp ? crpMessage(crp) : astmMessage(accession, PER)]).catch((err: Error): EmulatorOutcome => ({ kind: 'aborted', reason: err.message, restarts: 0 }));
+        const outcome = await streaming
+          .send([crp ? crpMessage(crp) : astmMessage(accession, PER)])
+          .catch((err: Error): EmulatorOutcome => ({ kind: 'aborted', reason: err.message, restarts: 0 }));
         outcomes.push(outcome);
         if (outcome.kind === 'sent') acked.push(accession);
         await sleep(20);
@@ -134,16 +143,24 @@ describe('labgate run: SIGHUP reloads the configuration', () => {
     await until(async () => (await gateway.health()).body.instruments.find((i) => i.instrument === 'chem3')?.state === 'connected', 10_000, 'chem3 connected');
     const analyzerB = await analyzerOn(cableB);
     expect(await analyzerB.send([astmMessage('B-1', PER)])).toMatchObject({ kind: 'sent' });
-    await until(async () => {
-      const mine = readStore(gateway.dataDir).results.filter((r) => r.accession === 'B-1');
-      return mine.length === PER && (await Promise.all(mine.map((r) => lims.recordStatus(r.recordId)))).every((s) => s === 200);
-    }, 15_000, "chem3's first results in the LIMS");
+    await until(
+      async () => {
+        const mine = readStore(gateway.dataDir).results.filter((r) => r.accession === 'B-1');
+        return mine.length === PER && (await Promise.all(mine.map((r) => lims.recordStatus(r.recordId)))).every((s) => s === 200);
+      },
+      15_000,
+      "chem3's first results in the LIMS",
+    );
 
     // Changed: chem3 restarts alone (a new baud rate); chem1 gets CRP in its mapping, from its next message on.
     writeConfig(setup([chem1([...MAPPED, 'CRP']), chem3(9_600)]));
     const changed = await reload(gateway, added);
     expect(changed).toMatchObject({ outcome: 'applied', summary: 'chem3 restarted (transport changed); chem1: the new mapping from its next message' });
-    await until(async () => (await gateway.health()).body.instruments.find((i) => i.instrument === 'chem3')?.state === 'connected', 10_000, 'chem3 connected again');
+    await until(
+      async () => (await gateway.health()).body.instruments.find((i) => i.instrument === 'chem3')?.state === 'connected',
+      10_000,
+      'chem3 connected again',
+    );
     expect(await analyzerB.send([astmMessage('B-2', PER)])).toMatchObject({ kind: 'sent' });
     await sendCrp('CRP-2');
 
@@ -187,7 +204,10 @@ describe('labgate run: SIGHUP reloads the configuration', () => {
     await until(() => outcomes.slice(before).some((o) => o.kind !== 'sent'), 10_000, "chem1's analyzer left unanswered");
     stop = true;
     await stream;
-    expect(outcomes.slice(0, before).filter((o) => o.kind !== 'sent'), 'every message before the removal was ACKed').toEqual([]);
+    expect(
+      outcomes.slice(0, before).filter((o) => o.kind !== 'sent'),
+      'every message before the removal was ACKed',
+    ).toEqual([]);
     expect((await gateway.health()).body.instruments).toEqual([]);
     await gateway.drained();
     const exit = await gateway.kill('SIGTERM');
@@ -200,8 +220,14 @@ describe('labgate run: SIGHUP reloads the configuration', () => {
     const count = (accession: string): number => view.results.filter((r) => r.accession === accession).length;
     const streamed = acked.filter((a) => a.startsWith('S-'));
     const stored = [...new Set(view.results.map((r) => r.accession))].filter((a) => a.startsWith('S-'));
-    expect(streamed.filter((a) => count(a) !== PER), 'every ACKed message stored whole, once').toEqual([]);
-    expect(stored.filter((a) => count(a) !== PER), 'no message stored in part').toEqual([]);
+    expect(
+      streamed.filter((a) => count(a) !== PER),
+      'every ACKed message stored whole, once',
+    ).toEqual([]);
+    expect(
+      stored.filter((a) => count(a) !== PER),
+      'no message stored in part',
+    ).toEqual([]);
     expect(stored.filter((a) => !acked.includes(a)).length, 'at most the message in flight at the removal stored without its ACK').toBeLessThanOrEqual(1);
     expect([count('CRP-1'), count('CRP-2'), count('B-1'), count('B-2')]).toEqual([1, 1, PER, PER]);
     expect(view.results).toHaveLength(stored.length * PER + 2 + 2 * PER);

@@ -20,7 +20,9 @@ export function readStore(dataDir: string): StoreView {
     return {
       integrity: db.pragma('integrity_check', { simple: true }) as string,
       captures: db.prepare('SELECT id, status, result_count AS resultCount FROM captures ORDER BY id').all() as StoreView['captures'],
-      results: db.prepare('SELECT dedup_key AS dedupKey, record_id AS recordId, accession, capture_id AS captureId FROM results ORDER BY id').all() as StoreView['results'],
+      results: db
+        .prepare('SELECT dedup_key AS dedupKey, record_id AS recordId, accession, capture_id AS captureId FROM results ORDER BY id')
+        .all() as StoreView['results'],
       outbox: db.prepare('SELECT sink, dedup_key AS dedupKey, state FROM outbox ORDER BY id').all() as StoreView['outbox'],
     };
   } finally {

@@ -29,7 +29,12 @@ const value = (accession: string, code: string): string => `${accession.length}.
 /** Two or three of the instrument's tests for specimen i, and now and then one it cannot run. */
 function ordersOf(accession: string, i: number): TestSpecimen {
   const codes = [...new Set([astmCodes[i % 5]!, astmCodes[(i + 2) % 5]!, ...(i % 3 === 0 ? [astmCodes[(i + 4) % 5]!] : [])])];
-  const orders = codes.map((code, j) => ({ orderId: `${accession}-o${j}`, loinc: loinc(code), orderedAt: '2026-07-01T08:00:00Z', ...(j === 0 && i % 2 === 0 ? { priority: 'stat' as const } : {}) }));
+  const orders = codes.map((code, j) => ({
+    orderId: `${accession}-o${j}`,
+    loinc: loinc(code),
+    orderedAt: '2026-07-01T08:00:00Z',
+    ...(j === 0 && i % 2 === 0 ? { priority: 'stat' as const } : {}),
+  }));
   if (i % 4 === 0) orders.push({ orderId: `${accession}-other`, loinc: OTHER, orderedAt: '2026-07-01T08:00:00Z' });
   return { accession, orders, patient: { id: `P-${i}`, name: 'Doe^Jane', birthDate: '1970-01-02', sex: 'F' } };
 }
@@ -63,54 +68,71 @@ async function dispatches(lims: LimsChild): Promise<Record<string, number>> {
 }
 
 describe('two-way ASTM over a socat pseudo-terminal', () => {
-  it('50 queries: orders for 40, none for 10, 5 too slow and 5 answering 503; every one answered in time, exactly the ordered tests run, each dispatch once', { timeout: 180_000 }, async () => {
-    const accessions = Array.from({ length: 50 }, (_, i) => `Q${String(i).padStart(3, '0')}`);
-    const withOrders = accessions.slice(0, 40).map(ordersOf);
-    const faults = Object.fromEntries([...accessions.slice(30, 35).map((a) => [a, 'slow']), ...accessions.slice(35, 40).map((a) => [a, '503'])]);
-    // Ten without orders: five the LIMS knows with an empty list, five it does not know (404).
-    const lims = await limsWith([...withOrders, ...accessions.slice(40, 45).map((accession) => ({ accession, orders: [] }))], faults);
-    const { gateway, analyzer } = await rig('query50', lims, { query: true, queryTimeoutMs: DEADLINE });
-    const ran = new Map<string, string[]>();
-    const terminations: string[] = [];
-    for (const accession of accessions) {
-      const outcome = await analyzer.query([accession], DEADLINE);
-      expect(outcome.kind, `${accession} answered before the analyzer's deadline`).toBe('answered');
-      if (outcome.kind !== 'answered') continue;
-      terminations.push(outcome.termination);
-      const codes = outcome.orders.get(accession) ?? [];
-      if (codes.length > 0) ran.set(accession, codes);
-      expect((await analyzer.runOrdered(outcome.orders, value)).kind).toBe('sent');
-    }
-    // Answered with orders: the 30 the LIMS answered in time, each with exactly the tests this instrument can run.
-    const served = withOrders.slice(0, 30);
-    expect([...ran.keys()]).toEqual(served.map((s) => s.accession));
-    for (const s of served) expect(ran.get(s.accession)!.slice().sort(), s.accession).toEqual(s.orders.filter((o) => o.loinc !== OTHER).map((o) => astmCodes[Number(o.loinc[4])]).sort());
-    expect(terminations.filter((t) => t === 'I')).toHaveLength(20);
-    await gateway.drained();
-    const view = readStore(gateway.dataDir);
-    const stored = new Map<string, string[]>();
-    for (const r of view.results) stored.set(r.accession, [...(stored.get(r.accession) ?? []), r.dedupKey]);
-    expect([...stored.keys()].sort()).toEqual([...ran.keys()].sort());
-    for (const [accession, codes] of ran) expect(stored.get(accession), accession).toHaveLength(codes.length);
-    // Each expressible order of the 30 reached the LIMS as one dispatch; none of another instrument's, none of the 20.
-    const expected = served.flatMap((s) => s.orders.filter((o) => o.loinc !== OTHER).map((o) => `${o.orderId}|chem1`)).sort();
-    await until(async () => Object.keys(await dispatches(lims)).length === expected.length, 15_000, 'every dispatch');
-    expect(Object.keys(await dispatches(lims)).sort()).toEqual(expected);
-    // The day's figures say what happened and why, on the status page and in /metrics; no patient data on the page.
-    const status = (await (await fetch(`http://127.0.0.1:${gateway.httpPort}/status.json`)).json()) as { instruments: { id: string; orders?: unknown }[] };
-    expect(status.instruments.find((i) => i.id === 'chem1')?.orders).toEqual({
-      queries: 50, answeredWithOrders: 30, answersFailed: 0, downloads: 0,
-      noInformation: [{ reason: 'no-orders', count: 10 }, { reason: 'lims-timeout', count: 5 }, { reason: 'lims-unavailable', count: 5 }],
-    });
-    const page = await (await fetch(`http://127.0.0.1:${gateway.httpPort}/`)).text();
-    expect(page).toContain('LIMS too slow 5');
-    expect(page).not.toMatch(/Doe|Jane|P-\d/);
-    const metrics = await (await fetch(`http://127.0.0.1:${gateway.httpPort}/metrics`)).text();
-    expect(metrics).toContain('labgate_host_queries_total{instrument="chem1"} 50');
-    expect(metrics).toContain('labgate_query_answers_total{instrument="chem1",answer="orders",reason=""} 30');
-    expect(metrics).toContain('labgate_query_answers_total{instrument="chem1",answer="no-information",reason="lims-unavailable"} 5');
-    expect(readFileSync(gateway.log, 'utf8')).not.toMatch(/Doe|Jane|"P-\d/);
-  });
+  it(
+    '50 queries: orders for 40, none for 10, 5 too slow and 5 answering 503; every one answered in time, exactly the ordered tests run, each dispatch once',
+    { timeout: 180_000 },
+    async () => {
+      const accessions = Array.from({ length: 50 }, (_, i) => `Q${String(i).padStart(3, '0')}`);
+      const withOrders = accessions.slice(0, 40).map(ordersOf);
+      const faults = Object.fromEntries([...accessions.slice(30, 35).map((a) => [a, 'slow']), ...accessions.slice(35, 40).map((a) => [a, '503'])]);
+      // Ten without orders: five the LIMS knows with an empty list, five it does not know (404).
+      const lims = await limsWith([...withOrders, ...accessions.slice(40, 45).map((accession) => ({ accession, orders: [] }))], faults);
+      const { gateway, analyzer } = await rig('query50', lims, { query: true, queryTimeoutMs: DEADLINE });
+      const ran = new Map<string, string[]>();
+      const terminations: string[] = [];
+      for (const accession of accessions) {
+        const outcome = await analyzer.query([accession], DEADLINE);
+        expect(outcome.kind, `${accession} answered before the analyzer's deadline`).toBe('answered');
+        if (outcome.kind !== 'answered') continue;
+        terminations.push(outcome.termination);
+        const codes = outcome.orders.get(accession) ?? [];
+        if (codes.length > 0) ran.set(accession, codes);
+        expect((await analyzer.runOrdered(outcome.orders, value)).kind).toBe('sent');
+      }
+      // Answered with orders: the 30 the LIMS answered in time, each with exactly the tests this instrument can run.
+      const served = withOrders.slice(0, 30);
+      expect([...ran.keys()]).toEqual(served.map((s) => s.accession));
+      for (const s of served)
+        expect(ran.get(s.accession)!.slice().sort(), s.accession).toEqual(
+          s.orders
+            .filter((o) => o.loinc !== OTHER)
+            .map((o) => astmCodes[Number(o.loinc[4])])
+            .sort(),
+        );
+      expect(terminations.filter((t) => t === 'I')).toHaveLength(20);
+      await gateway.drained();
+      const view = readStore(gateway.dataDir);
+      const stored = new Map<string, string[]>();
+      for (const r of view.results) stored.set(r.accession, [...(stored.get(r.accession) ?? []), r.dedupKey]);
+      expect([...stored.keys()].sort()).toEqual([...ran.keys()].sort());
+      for (const [accession, codes] of ran) expect(stored.get(accession), accession).toHaveLength(codes.length);
+      // Each expressible order of the 30 reached the LIMS as one dispatch; none of another instrument's, none of the 20.
+      const expected = served.flatMap((s) => s.orders.filter((o) => o.loinc !== OTHER).map((o) => `${o.orderId}|chem1`)).sort();
+      await until(async () => Object.keys(await dispatches(lims)).length === expected.length, 15_000, 'every dispatch');
+      expect(Object.keys(await dispatches(lims)).sort()).toEqual(expected);
+      // The day's figures say what happened and why, on the status page and in /metrics; no patient data on the page.
+      const status = (await (await fetch(`http://127.0.0.1:${gateway.httpPort}/status.json`)).json()) as { instruments: { id: string; orders?: unknown }[] };
+      expect(status.instruments.find((i) => i.id === 'chem1')?.orders).toEqual({
+        queries: 50,
+        answeredWithOrders: 30,
+        answersFailed: 0,
+        downloads: 0,
+        noInformation: [
+          { reason: 'no-orders', count: 10 },
+          { reason: 'lims-timeout', count: 5 },
+          { reason: 'lims-unavailable', count: 5 },
+        ],
+      });
+      const page = await (await fetch(`http://127.0.0.1:${gateway.httpPort}/`)).text();
+      expect(page).toContain('LIMS too slow 5');
+      expect(page).not.toMatch(/Doe|Jane|P-\d/);
+      const metrics = await (await fetch(`http://127.0.0.1:${gateway.httpPort}/metrics`)).text();
+      expect(metrics).toContain('labgate_host_queries_total{instrument="chem1"} 50');
+      expect(metrics).toContain('labgate_query_answers_total{instrument="chem1",answer="orders",reason=""} 30');
+      expect(metrics).toContain('labgate_query_answers_total{instrument="chem1",answer="no-information",reason="lims-unavailable"} 5');
+      expect(readFileSync(gateway.log, 'utf8')).not.toMatch(/Doe|Jane|"P-\d/);
+    },
+  );
 
   it('contention: the analyzer bids as labgate does; its results go first, then the answer arrives in time', { timeout: 60_000 }, async () => {
     const lims = await limsWith([ordersOf('C1', 1)]);
@@ -139,7 +161,11 @@ describe('two-way ASTM over a socat pseudo-terminal', () => {
     expect(readStore(gateway.dataDir).captures.filter((c) => c.status === 'accepted')).toHaveLength(1);
     receiver.resume();
     await gateway.start();
-    await until(async () => (await gateway.health()).body.instruments.find((i) => i.instrument === 'chem1')?.state === 'connected', 10_000, 'chem1 connected again');
+    await until(
+      async () => (await gateway.health()).body.instruments.find((i) => i.instrument === 'chem1')?.state === 'connected',
+      10_000,
+      'chem1 connected again',
+    );
     const again = await analyzer.query(['K1'], DEADLINE);
     expect(again.kind === 'answered' && again.orders.get('K1')?.length).toBe(2);
     await until(async () => Object.keys(await dispatches(lims)).length === 2, 10_000, 'the dispatches');

@@ -23,27 +23,51 @@ describe('FHIR classification', () => {
     [answer(500, 'exception'), { action: 'retry', scope: 'sink' }],
     [answer(503), { action: 'retry', scope: 'sink', retryAfter: true }],
     [answer(302), { action: 'retry', scope: 'sink' }],
-    [{ kind: 'failure', failure: 'connect' }, { action: 'retry', scope: 'unreachable' }],
-    [{ kind: 'failure', failure: 'timeout' }, { action: 'retry', scope: 'sink' }],
-    [{ kind: 'failure', failure: 'lost' }, { action: 'retry', scope: 'sink' }],
-    [{ kind: 'failure', failure: 'aborted' }, { action: 'retry', scope: 'record' }],
+    [
+      { kind: 'failure', failure: 'connect' },
+      { action: 'retry', scope: 'unreachable' },
+    ],
+    [
+      { kind: 'failure', failure: 'timeout' },
+      { action: 'retry', scope: 'sink' },
+    ],
+    [
+      { kind: 'failure', failure: 'lost' },
+      { action: 'retry', scope: 'sink' },
+    ],
+    [
+      { kind: 'failure', failure: 'aborted' },
+      { action: 'retry', scope: 'record' },
+    ],
   ] as [FhirAnswer, object][])('%o → %o', (input, verdict) => {
     expect(classifyFhir(input)).toMatchObject(verdict);
   });
 
   it('reads the codes and a short diagnostic of an OperationOutcome, nothing of anything else', () => {
-    const oo = { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'invalid', diagnostics: 'bad value', expression: ['Observation.valueQuantity'] }, { code: 'value', details: { text: 'x' } }] };
+    const oo = {
+      resourceType: 'OperationOutcome',
+      issue: [
+        { severity: 'error', code: 'invalid', diagnostics: 'bad value', expression: ['Observation.valueQuantity'] },
+        { code: 'value', details: { text: 'x' } },
+      ],
+    };
     expect(outcomeIssues(oo)).toEqual({ codes: ['invalid', 'value'], text: 'invalid: bad value (Observation.valueQuantity); value: x' });
     expect(outcomeIssues({ issue: [{ code: 'invalid' }] })).toEqual({ codes: [], text: '' });
     expect(outcomeIssues('<html>')).toEqual({ codes: [], text: '' });
   });
 
   it('chooses how to create from the CapabilityStatement', () => {
-    const statement = (observation: object) => ({ resourceType: 'CapabilityStatement', rest: [{ mode: 'server', resource: [{ type: 'Patient' }, { type: 'Observation', ...observation }] }] });
+    const statement = (observation: object) => ({
+      resourceType: 'CapabilityStatement',
+      rest: [{ mode: 'server', resource: [{ type: 'Patient' }, { type: 'Observation', ...observation }] }],
+    });
     expect(decideCreateMode(statement({ conditionalCreate: true, updateCreate: true }))).toEqual({ ok: true, mode: 'conditional-create' });
     expect(decideCreateMode(statement({ updateCreate: true }))).toEqual({ ok: true, mode: 'update-as-create' });
     expect(decideCreateMode(statement({}))).toMatchObject({ ok: false, reason: expect.stringMatching(/neither/) });
-    expect(decideCreateMode({ resourceType: 'CapabilityStatement', rest: [{ mode: 'server', resource: [] }] })).toMatchObject({ ok: false, reason: expect.stringMatching(/no Observation/) });
+    expect(decideCreateMode({ resourceType: 'CapabilityStatement', rest: [{ mode: 'server', resource: [] }] })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/no Observation/),
+    });
     expect(decideCreateMode({ resourceType: 'Bundle' })).toMatchObject({ ok: false });
   });
 });

@@ -8,10 +8,15 @@ import { message, result, scratchPerTest } from '../store/store-fixtures.js';
 const base = { gateway: { id: 'gw1' } };
 
 describe('sinks.fhir', () => {
-  it('fills in labgate\'s naming systems and SMART Backend Services defaults', () => {
+  it("fills in labgate's naming systems and SMART Backend Services defaults", () => {
     const config = configSchema.parse({
       ...base,
-      sinks: { fhir: { baseUrl: 'https://ehr.example/fhir/R4', auth: { kind: 'smart-backend', tokenUrl: 'https://ehr.example/token', clientId: 'gw1', privateKeyFile: '/run/credentials/k', keyId: 'k1' } } },
+      sinks: {
+        fhir: {
+          baseUrl: 'https://ehr.example/fhir/R4',
+          auth: { kind: 'smart-backend', tokenUrl: 'https://ehr.example/token', clientId: 'gw1', privateKeyFile: '/run/credentials/k', keyId: 'k1' },
+        },
+      },
     });
     expect(config.sinks.fhir).toMatchObject({
       enabled: true,

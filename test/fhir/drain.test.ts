@@ -23,7 +23,12 @@ async function setUp(n: number, faults: FhirServerOptions['faults'] = {}) {
   const store: TestStore = testStore();
   cleanups.push(() => store.close());
   Object.defineProperty(store.clock, 'now', { get: () => Date.now() });
-  const keys = enqueue(store.db, 'fhir', Array.from({ length: n }, (_, i) => sampleResult(i)), Date.now() - 1);
+  const keys = enqueue(
+    store.db,
+    'fhir',
+    Array.from({ length: n }, (_, i) => sampleResult(i)),
+    Date.now() - 1,
+  );
   const sink = createFhirSink(sinkOptions(server.url, { timeouts: { connectMs: 500, headersMs: 1_000, bodyMs: 1_000 } }), { now: Date.now, log: captureLog() });
   cleanups.push(() => sink.close());
   return { server, store, keys, sink };
@@ -48,14 +53,28 @@ async function expectOnePerKey(server: FhirTestServer, keys: readonly string[]):
   const census = await server.census();
   expect(census.observations).toBe(keys.length);
   expect(Object.keys(census.perIdentifier).sort()).toEqual([...keys].sort());
-  expect(Object.values(census.perIdentifier).every((n) => n === 1), 'one Observation per key').toBe(true);
-  expect(Object.values(census.versions).every((n) => n === 1), 'each created once, never rewritten').toBe(true);
+  expect(
+    Object.values(census.perIdentifier).every((n) => n === 1),
+    'one Observation per key',
+  ).toBe(true);
+  expect(
+    Object.values(census.versions).every((n) => n === 1),
+    'each created once, never rewritten',
+  ).toBe(true);
   for (const key of keys.slice(0, 3)) expect(await server.byIdentifier(SYSTEMS.identifierSystem, key)).toHaveLength(1);
 }
 
 describe('FHIR sink under the drain', () => {
   it('a misbehaving server: every result delivered exactly once, nothing dead', { timeout: 60_000 }, async () => {
-    const { server, store, keys, sink } = await setUp(400, { rateLost: 0.3, rate500: 0.1, rate503: 0.05, rate429: 0.05, retryAfterSeconds: 0, latencyMs: 2, jitterMs: 8 });
+    const { server, store, keys, sink } = await setUp(400, {
+      rateLost: 0.3,
+      rate500: 0.1,
+      rate503: 0.05,
+      rate429: 0.05,
+      retryAfterSeconds: 0,
+      latencyMs: 2,
+      jitterMs: 8,
+    });
     const drain = drainOf(sink, store);
     drain.start();
     await until(() => states(store.db, 'fhir').sent === keys.length, 'every row sent');

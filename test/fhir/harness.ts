@@ -43,7 +43,11 @@ export interface FhirRig {
 export type SinkOverrides = Partial<FhirSinkOptions> | ((server: FhirTestServer) => Partial<FhirSinkOptions>);
 
 /** Starts a server with `serverOptions` and a sink over it. */
-export async function fhirRig(serverOptions: FhirServerOptions = {}, overrides: SinkOverrides = {}, readSecret?: (path: string) => Promise<string>): Promise<FhirRig> {
+export async function fhirRig(
+  serverOptions: FhirServerOptions = {},
+  overrides: SinkOverrides = {},
+  readSecret?: (path: string) => Promise<string>,
+): Promise<FhirRig> {
   const server = new FhirTestServer(serverOptions);
   await server.start();
   const log = captureLog();
@@ -73,5 +77,8 @@ export function fhirRows(n: number, first = 0): OutboxRow[] {
 /** An ES384 or RS384 key pair: the private PEM and the public JWK with its kid. */
 export function keyPair(algorithm: 'ES384' | 'RS384', kid: string): { pem: string; jwk: JsonWebKey } {
   const pair = algorithm === 'ES384' ? generateKeyPairSync('ec', { namedCurve: 'P-384' }) : generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { pem: pair.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), jwk: { ...pair.publicKey.export({ format: 'jwk' }), kid, alg: algorithm } };
+  return {
+    pem: pair.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    jwk: { ...pair.publicKey.export({ format: 'jwk' }), kid, alg: algorithm },
+  };
 }

@@ -31,14 +31,23 @@ describe('result → Observation', () => {
       identifier: [{ system: 'urn:labgate:dedup-key', value: expect.stringMatching(/^[0-9a-f]{64}$/) }],
       status: 'final',
       category: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'laboratory', display: 'Laboratory' }] }],
-      code: { coding: [{ system: 'http://loinc.org', code: '2823-3' }, { system: 'urn:labgate:test-code:chem-1', code: 'K' }] },
+      code: {
+        coding: [
+          { system: 'http://loinc.org', code: '2823-3' },
+          { system: 'urn:labgate:test-code:chem-1', code: 'K' },
+        ],
+      },
       effectiveDateTime: '2026-07-01T08:00:01+00:00',
       issued: '2026-07-01T08:00:01.250Z',
       specimen: { identifier: { system: 'urn:labgate:accession', value: 'A100001' }, display: 'Specimen A100001' },
       device: { identifier: { system: 'urn:labgate:instrument', value: 'chem-1' }, display: 'chem-1' },
       valueQuantity: { value: 3.6, unit: 'mmol/L', system: 'http://unitsofmeasure.org', code: 'mmol/L' },
       referenceRange: [
-        { low: { value: 3.5, unit: 'mmol/L', system: 'http://unitsofmeasure.org', code: 'mmol/L' }, high: { value: 5.1, unit: 'mmol/L', system: 'http://unitsofmeasure.org', code: 'mmol/L' }, text: '3.5-5.1' },
+        {
+          low: { value: 3.5, unit: 'mmol/L', system: 'http://unitsofmeasure.org', code: 'mmol/L' },
+          high: { value: 5.1, unit: 'mmol/L', system: 'http://unitsofmeasure.org', code: 'mmol/L' },
+          text: '3.5-5.1',
+        },
       ],
     });
   });
@@ -59,8 +68,13 @@ describe('result → Observation', () => {
     expect(o.referenceRange).toEqual([{ text: '3.5-5.1' }]);
   });
 
-  it('a configured UCUM spelling of an analyzer unit: the code is UCUM, the unit text stays the analyzer\'s', () => {
-    expect(valid(observe({ valueText: '12.5', value: 12.5, unit: 'x10^3/uL' })).valueQuantity).toEqual({ value: 12.5, unit: 'x10^3/uL', system: 'http://unitsofmeasure.org', code: '10*3/uL' });
+  it("a configured UCUM spelling of an analyzer unit: the code is UCUM, the unit text stays the analyzer's", () => {
+    expect(valid(observe({ valueText: '12.5', value: 12.5, unit: 'x10^3/uL' })).valueQuantity).toEqual({
+      value: 12.5,
+      unit: 'x10^3/uL',
+      system: 'http://unitsofmeasure.org',
+      code: '10*3/uL',
+    });
   });
 
   it('a text result is a string; a result with no value has none; a number without unit is a bare quantity', () => {
@@ -73,7 +87,7 @@ describe('result → Observation', () => {
     });
   });
 
-  it('flags: v3 ObservationInterpretation codes where they are one, the analyzer\'s text otherwise', () => {
+  it("flags: v3 ObservationInterpretation codes where they are one, the analyzer's text otherwise", () => {
     expect(valid(observe({ flags: ['HH', 'A', '*crit'] })).interpretation).toEqual([
       { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation', code: 'HH' }] },
       { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation', code: 'A' }] },
@@ -81,8 +95,11 @@ describe('result → Observation', () => {
     ]);
   });
 
-  it('the analyzer\'s own status letter is kept in an extension when the result has one', () => {
-    expect(valid(observe({ status: 'deleted', statusCode: 'D' }))).toMatchObject({ status: 'entered-in-error', extension: [{ url: ANALYZER_STATUS_EXTENSION, valueCode: 'D' }] });
+  it("the analyzer's own status letter is kept in an extension when the result has one", () => {
+    expect(valid(observe({ status: 'deleted', statusCode: 'D' }))).toMatchObject({
+      status: 'entered-in-error',
+      extension: [{ url: ANALYZER_STATUS_EXTENSION, valueCode: 'D' }],
+    });
     expect(valid(observe({ statusCode: null })).extension).toBeUndefined();
   });
 
@@ -95,7 +112,9 @@ describe('result → Observation', () => {
   });
 });
 
-const text = fc.string({ unit: fc.oneof(fc.constantFrom('a', 'Z', '0', '.', ' ', '<', '-', '^', '\t', 'µ', '\u0001', '\u00a0'), fc.string({ minLength: 1, maxLength: 1 })) });
+const text = fc.string({
+  unit: fc.oneof(fc.constantFrom('a', 'Z', '0', '.', ' ', '<', '-', '^', '\t', 'µ', '\u0001', '\u00a0'), fc.string({ minLength: 1, maxLength: 1 })),
+});
 const result = fc.record({
   accession: text.filter((s) => /[A-Za-z0-9]/.test(s)),
   analyzerCode: text.filter((s) => s.trim().length > 0),
@@ -114,7 +133,14 @@ it('property: any result a driver may produce becomes a valid R4 Observation', (
   fc.assert(
     fc.property(result, (r) => {
       const censored = r.comparator !== null;
-      const parsed = keyedResultSchema.safeParse(sampleResult(1, { ...r, value: censored ? null : r.value, bound: censored ? (r.value ?? 1) : null, source: { gatewayId: 'gw', driver: 'astm', analyzerCode: r.analyzerCode, captureId: 1 } }));
+      const parsed = keyedResultSchema.safeParse(
+        sampleResult(1, {
+          ...r,
+          value: censored ? null : r.value,
+          bound: censored ? (r.value ?? 1) : null,
+          source: { gatewayId: 'gw', driver: 'astm', analyzerCode: r.analyzerCode, captureId: 1 },
+        }),
+      );
       if (!parsed.success) return;
       const o = toObservation(buildPayload(parsed.data, { receivedAt: 0, rawSha256: 'a'.repeat(64) }), options);
       expect(validateR4(o), JSON.stringify(o)).toEqual([]);

@@ -133,7 +133,10 @@ describe('FHIR sink: one bad row', () => {
     r = await fhirRig();
     const [row] = fhirRows(1);
     const qc = fhirRow(2, 2, { qc: true });
-    const outs = await r.sink.deliver([{ ...row!, payload: row!.payload.replace('mmol/L', 'mmol/l') }, qc, { ...row!, payload: '{"x":1}', payloadSha256: sha256Hex('{"x":1}') }], signal);
+    const outs = await r.sink.deliver(
+      [{ ...row!, payload: row!.payload.replace('mmol/L', 'mmol/l') }, qc, { ...row!, payload: '{"x":1}', payloadSha256: sha256Hex('{"x":1}') }],
+      signal,
+    );
     expect(outs).toEqual([
       { kind: 'dead', reason: 'payload corrupted at rest' },
       { kind: 'dead', reason: expect.stringMatching(/quality-control/) },
@@ -180,8 +183,16 @@ describe('FHIR sink: failures', () => {
   it('entries that fail while others are answered concern their records alone; a batch whose every entry fails is one failure', async () => {
     const { asOneExchange } = await import('../../src/sinks/fhir-classify.js');
     const sink = (reason: string): Outcome => ({ kind: 'retry', reason, scope: 'sink' });
-    expect(asOneExchange<Outcome>([sink('a'), { kind: 'delivered' }, sink('b')]).map((o) => o.kind === 'retry' && o.scope)).toEqual(['record', false, 'record']);
-    expect(asOneExchange<Outcome>([sink('a'), sink('b'), { kind: 'retry', reason: 'c', scope: 'record' }]).map((o) => o.kind === 'retry' && o.scope)).toEqual(['sink', 'record', 'record']);
+    expect(asOneExchange<Outcome>([sink('a'), { kind: 'delivered' }, sink('b')]).map((o) => o.kind === 'retry' && o.scope)).toEqual([
+      'record',
+      false,
+      'record',
+    ]);
+    expect(asOneExchange<Outcome>([sink('a'), sink('b'), { kind: 'retry', reason: 'c', scope: 'record' }]).map((o) => o.kind === 'retry' && o.scope)).toEqual([
+      'sink',
+      'record',
+      'record',
+    ]);
   });
 
   it.each([

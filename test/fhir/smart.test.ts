@@ -14,13 +14,25 @@ afterEach(async () => {
 const signal = new AbortController().signal;
 
 function smartAuth(tokenUrl: string, algorithm: 'ES384' | 'RS384', keyId: string): TokenAuth {
-  return { kind: 'smart-backend', tokenUrl, clientId: 'labgate-gw1', privateKeyFile: '/run/credentials/fhir-key', algorithm, keyId, scope: 'system/Observation.write' };
+  return {
+    kind: 'smart-backend',
+    tokenUrl,
+    clientId: 'labgate-gw1',
+    privateKeyFile: '/run/credentials/fhir-key',
+    algorithm,
+    keyId,
+    scope: 'system/Observation.write',
+  };
 }
 
 /** A rig whose server knows `registered` as the client's JWKS and whose sink signs with `pem`. */
 function smartRig(pem: string, registered: JsonWebKey, algorithm: 'ES384' | 'RS384', keyId = 'k1'): Promise<FhirRig> {
   const smartClients = [{ clientId: 'labgate-gw1', jwks: { keys: [registered] }, scopes: ['system/Observation.write'] }];
-  return fhirRig({ smartClients }, (server) => ({ auth: smartAuth(server.tokenUrl, algorithm, keyId) }), async () => pem);
+  return fhirRig(
+    { smartClients },
+    (server) => ({ auth: smartAuth(server.tokenUrl, algorithm, keyId) }),
+    async () => pem,
+  );
 }
 
 describe('SMART Backend Services', () => {
@@ -76,7 +88,14 @@ describe('the client assertion', () => {
   it('says what SMART Backend Services asks: RS384/ES384, kid, iss = sub, aud, exp five minutes ahead, jti', () => {
     const [h, p, sig] = clientAssertion(key, 'ES384', claims).split('.');
     expect(JSON.parse(Buffer.from(h!, 'base64url').toString())).toEqual({ alg: 'ES384', typ: 'JWT', kid: 'k9' });
-    expect(JSON.parse(Buffer.from(p!, 'base64url').toString())).toEqual({ iss: 'gw', sub: 'gw', aud: 'https://ehr.example/token', exp: now / 1000 + 300, iat: now / 1000, jti: 'j-1' });
+    expect(JSON.parse(Buffer.from(p!, 'base64url').toString())).toEqual({
+      iss: 'gw',
+      sub: 'gw',
+      aud: 'https://ehr.example/token',
+      exp: now / 1000 + 300,
+      iat: now / 1000,
+      jti: 'j-1',
+    });
     // RFC 7518 3.4: R || S, 48 bytes each for P-384.
     expect(Buffer.from(sig!, 'base64url')).toHaveLength(96);
   });
@@ -91,8 +110,15 @@ describe('the client assertion', () => {
     r = await fhirRig({ smartClients: [{ clientId: 'gw', jwks: { keys: [jwk] } }], now: () => now });
     const grant = (assertion: string) =>
       r!.server.desk.grant(
-        new URLSearchParams({ grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion }),
-        undefined, 'https://ehr.example/token', 60, 60,
+        new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: assertion,
+        }),
+        undefined,
+        'https://ehr.example/token',
+        60,
+        60,
       );
     const good = clientAssertion(key, 'ES384', claims);
     expect(grant(good).status).toBe(200);
@@ -120,8 +146,18 @@ describe('labgate fhir-jwks', () => {
     const dir = mkdtempSync(join(tmpdir(), 'labgate-jwks-'));
     const { pem, jwk } = keyPair('RS384', 'gw1-2026');
     writeFileSync(join(dir, 'key.pem'), pem, { mode: 0o600 });
-    const auth = { kind: 'smart-backend', tokenUrl: 'https://ehr.example/token', clientId: 'gw1', privateKeyFile: join(dir, 'key.pem'), algorithm: 'RS384', keyId: 'gw1-2026' };
-    writeFileSync(join(dir, 'labgate.yaml'), JSON.stringify({ gateway: { id: 'gw1', dataDir: dir }, sinks: { fhir: { baseUrl: 'https://ehr.example/fhir', auth } } }));
+    const auth = {
+      kind: 'smart-backend',
+      tokenUrl: 'https://ehr.example/token',
+      clientId: 'gw1',
+      privateKeyFile: join(dir, 'key.pem'),
+      algorithm: 'RS384',
+      keyId: 'gw1-2026',
+    };
+    writeFileSync(
+      join(dir, 'labgate.yaml'),
+      JSON.stringify({ gateway: { id: 'gw1', dataDir: dir }, sinks: { fhir: { baseUrl: 'https://ehr.example/fhir', auth } } }),
+    );
     const stdout = new PassThrough();
     let out = '';
     stdout.on('data', (d: Buffer) => (out += d.toString()));

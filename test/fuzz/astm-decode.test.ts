@@ -30,7 +30,11 @@ describe('ASTM capture decoder under fuzzing', () => {
     const edit = fc.record({ how: fc.constantFrom('replace', 'insert', 'delete'), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) });
     fc.assert(
       fc.property(fc.constantFrom(...cases.filter((c) => c.o.framing === 'link')), edit, (c, e) => {
-        const sent = new Set(decodeAstmCapture(c.wire, c.p, c.o).flatMap((m) => m.results).map(key));
+        const sent = new Set(
+          decodeAstmCapture(c.wire, c.p, c.o)
+            .flatMap((m) => m.results)
+            .map(key),
+        );
         for (const r of decodeAstmCapture(mutate(c.wire, [e]), c.p, c.o).flatMap((m) => m.results)) expect(sent.has(key(r))).toBe(true);
       }),
       { numRuns: runs(1000) },
@@ -44,24 +48,45 @@ describe('ASTM capture decoder: time linear in the capture', () => {
   const message = 'H|\\^&|||Fuzz\rP|1\rO|1|A1\rR|1|^^^GLU|5.4|||||F||||20260101120000\rL|1|N\r';
 
   it('many messages', () => {
-    expectLinear('messages', (scale) => session(Array.from({ length: 20 * scale }, () => message), 247), (wire) => decodeAstmCapture(wire, p, o));
+    expectLinear(
+      'messages',
+      (scale) =>
+        session(
+          Array.from({ length: 20 * scale }, () => message),
+          247,
+        ),
+      (wire) => decodeAstmCapture(wire, p, o),
+    );
   });
 
   it('one message of many results', () => {
-    const many = (n: number): string => ['H|\\^&|||Fuzz', 'P|1', 'O|1|A1', ...Array.from({ length: n }, (_, i) => `R|${i}|^^^GLU|5.${i}|||||F||||20260101120000`), 'L|1'].join('\r') + '\r';
-    expectLinear('results in a message', (scale) => session([many(20 * scale)], 247), (wire) => decodeAstmCapture(wire, p, o));
+    const many = (n: number): string =>
+      ['H|\\^&|||Fuzz', 'P|1', 'O|1|A1', ...Array.from({ length: n }, (_, i) => `R|${i}|^^^GLU|5.${i}|||||F||||20260101120000`), 'L|1'].join('\r') + '\r';
+    expectLinear(
+      'results in a message',
+      (scale) => session([many(20 * scale)], 247),
+      (wire) => decodeAstmCapture(wire, p, o),
+    );
   });
 
   it('long values, components and repeats (no long run of digits: the number reader is measured on its own)', () => {
     const long = (n: number): string => `H|\\^&\rO|1|A1\rR|1|^^^GLU|${'a^b\\c&S&'.repeat(n)}|||||F||||20260101120000\rL|1\r`;
-    expectLinear('long values', (scale) => Buffer.concat([Buffer.from([0x05]), encodeFrame(1, Buffer.from(long(60 * scale), 'latin1'), true)]), (wire) => decodeAstmCapture(wire, p, o));
+    expectLinear(
+      'long values',
+      (scale) => Buffer.concat([Buffer.from([0x05]), encodeFrame(1, Buffer.from(long(60 * scale), 'latin1'), true)]),
+      (wire) => decodeAstmCapture(wire, p, o),
+    );
   });
 
   it('random captures, repeated', () => {
     fc.assert(
       fc.property(wireArb, fc.constantFrom('link' as const, 'none' as const), (wire, framing) => {
         const base = Buffer.concat(Array.from({ length: Math.ceil(600 / Math.max(wire.length, 1)) }, () => wire));
-        expectLinear('random capture', (scale) => Buffer.concat(Array.from({ length: scale }, () => base)), (raw) => decodeAstmCapture(raw, p, { ...o, framing }));
+        expectLinear(
+          'random capture',
+          (scale) => Buffer.concat(Array.from({ length: scale }, () => base)),
+          (raw) => decodeAstmCapture(raw, p, { ...o, framing }),
+        );
       }),
       { numRuns: runs(3, 20) },
     );

@@ -36,7 +36,7 @@ const allowedInText = new Set([0x07, 0x09, 0x0b, 0x0c, CR]);
 function verifiedTexts(raw: Buffer, o: AstmOptions): Buffer[] | string {
   const texts: Buffer[] = [];
   const allow = new Set(o.deviations.trailers);
-  for (let i = raw[0] === ENQ ? 1 : 0; i < raw.length; ) {
+  for (let i = raw[0] === ENQ ? 1 : 0; i < raw.length;) {
     if (raw[i] !== STX) return `byte ${i} is not STX`;
     let j = i + 1;
     while (j < raw.length && raw[j] !== ETX && raw[j] !== ETB) j++;
@@ -59,7 +59,10 @@ function verifiedTexts(raw: Buffer, o: AstmOptions): Buffer[] | string {
 type Event = { kind: 'wire'; data: Buffer; sizes: number[] } | { kind: 'timeout' } | { kind: 'accepting'; accepting: boolean };
 
 const eventArb: fc.Arbitrary<Event> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ kind: fc.constant('wire' as const), data: wireArb, sizes: fc.array(fc.integer({ min: 1, max: 80 }), { maxLength: 4 }) }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({ kind: fc.constant('wire' as const), data: wireArb, sizes: fc.array(fc.integer({ min: 1, max: 80 }), { maxLength: 4 }) }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'timeout' as const }) },
   { weight: 1, arbitrary: fc.boolean().map((accepting) => ({ kind: 'accepting' as const, accepting })) },
 );
@@ -69,7 +72,7 @@ function receive(o: AstmOptions, events: readonly Event[], outcomes: readonly bo
   let state: LinkState = initialLinkState(linkConfigOf(o));
   const commits: { raw: Buffer; text: Buffer }[] = [];
   const feed = (first: LinkInput): void => {
-    for (let input: LinkInput | undefined = first; input !== undefined; ) {
+    for (let input: LinkInput | undefined = first; input !== undefined;) {
       const r = step(state, input);
       state = r.state;
       input = undefined;
@@ -94,15 +97,20 @@ function receive(o: AstmOptions, events: readonly Event[], outcomes: readonly bo
 describe('ASTM receiver under fuzzing', () => {
   it('never throws, stays within its bounds, and commits only verified frames', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...configs), fc.array(eventArb, { maxLength: 10 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }), (input, events, outcomes) => {
-        const o = parseAstmOptions(input);
-        for (const c of receive(o, events, outcomes)) {
-          if (!verifies(o)) continue;
-          const texts = verifiedTexts(c.raw, o);
-          expect(texts, 'a committed message holds only frames whose checksums verify').toBeInstanceOf(Array);
-          expect(Buffer.concat(texts as Buffer[])).toEqual(c.text);
-        }
-      }),
+      fc.property(
+        fc.constantFrom(...configs),
+        fc.array(eventArb, { maxLength: 10 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
+        (input, events, outcomes) => {
+          const o = parseAstmOptions(input);
+          for (const c of receive(o, events, outcomes)) {
+            if (!verifies(o)) continue;
+            const texts = verifiedTexts(c.raw, o);
+            expect(texts, 'a committed message holds only frames whose checksums verify').toBeInstanceOf(Array);
+            expect(Buffer.concat(texts as Buffer[])).toEqual(c.text);
+          }
+        },
+      ),
       { numRuns: runs(400) },
     );
   });
@@ -125,7 +133,11 @@ describe('ASTM receiver: time linear in the bytes, memory bounded whatever their
   const bare = parseAstmOptions({ framing: 'none' });
 
   it('one message of many ETX frames', () => {
-    const make = (scale: number): Buffer[] => [Buffer.from([ENQ]), ...Array.from({ length: 100 * scale }, (_, i) => encodeFrame(i + 1, text(20), true)), encodeFrame(100 * scale + 1, Buffer.from('L|1\r'), true)];
+    const make = (scale: number): Buffer[] => [
+      Buffer.from([ENQ]),
+      ...Array.from({ length: 100 * scale }, (_, i) => encodeFrame(i + 1, text(20), true)),
+      encodeFrame(100 * scale + 1, Buffer.from('L|1\r'), true),
+    ];
     expectLinear('ETX frames', make, (chunks) => through(std, chunks));
   });
 
@@ -150,13 +162,19 @@ describe('ASTM receiver: time linear in the bytes, memory bounded whatever their
   it('frames refused for their checksum: bounded, and linear', () => {
     const bad = Buffer.from(encodeFrame(2, text(150), false));
     bad[bad.length - 3] = bad[bad.length - 3] === 0x30 ? 0x31 : 0x30;
-    const make = (scale: number): Buffer[] => [Buffer.from([ENQ]), encodeFrame(1, Buffer.from('H|\\^&\r'), false), ...Array.from({ length: 30 * scale }, () => bad)];
+    const make = (scale: number): Buffer[] => [
+      Buffer.from([ENQ]),
+      encodeFrame(1, Buffer.from('H|\\^&\r'), false),
+      ...Array.from({ length: 30 * scale }, () => bad),
+    ];
     expectLinear('refused frames', make, (chunks) => through(std, chunks));
     expect(heldBytes(through(std, make(100)))).toBeLessThan(1_000);
   });
 
   it('thousands of messages in one chunk', () => {
-    const make = (scale: number): Buffer[] => [Buffer.concat([Buffer.from([ENQ]), ...Array.from({ length: 50 * scale }, (_, i) => encodeFrame(i + 1, Buffer.from('H|\\^&\rL|1\r'), true))])];
+    const make = (scale: number): Buffer[] => [
+      Buffer.concat([Buffer.from([ENQ]), ...Array.from({ length: 50 * scale }, (_, i) => encodeFrame(i + 1, Buffer.from('H|\\^&\rL|1\r'), true))]),
+    ];
     expectLinear('messages in one chunk', make, (chunks) => through(std, chunks));
   });
 
@@ -172,7 +190,11 @@ describe('ASTM receiver: time linear in the bytes, memory bounded whatever their
       fc.property(wireArb, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 3 }), fc.constantFrom(...configs), (wire, sizes, input) => {
         const o = parseAstmOptions(input);
         const base = Buffer.concat(Array.from({ length: Math.ceil(2_000 / Math.max(wire.length, 1)) }, () => wire));
-        expectLinear('random wire', (scale) => chunked(Buffer.concat(Array.from({ length: scale }, () => base)), sizes), (chunks) => through(o, chunks));
+        expectLinear(
+          'random wire',
+          (scale) => chunked(Buffer.concat(Array.from({ length: scale }, () => base)), sizes),
+          (chunks) => through(o, chunks),
+        );
       }),
       { numRuns: runs(3, 20) },
     );

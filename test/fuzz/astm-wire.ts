@@ -11,8 +11,20 @@ export const dialectWires: Buffer[] = dialects.map((d) => bytes(d.wire));
 
 /** One LIS2-A2 message's text: H, then a P, O and R per result, then L. */
 export const messageText = fc
-  .array(fc.record({ accession: fc.stringMatching(/^[A-Z0-9]{1,8}$/), code: fc.constantFrom('GLU', 'NA', 'K'), value: fc.stringMatching(/^[0-9.<>A-Za-z ]{0,12}$/) }), { minLength: 1, maxLength: 5 })
-  .map((rs) => ['H|\\^&|||Fuzz^1', ...rs.flatMap((r, i) => [`P|${i + 1}`, `O|1|${r.accession}`, `R|1|^^^${r.code}|${r.value}|||||F||||20260101120000`]), 'L|1|N'].join('\r') + '\r');
+  .array(
+    fc.record({
+      accession: fc.stringMatching(/^[A-Z0-9]{1,8}$/),
+      code: fc.constantFrom('GLU', 'NA', 'K'),
+      value: fc.stringMatching(/^[0-9.<>A-Za-z ]{0,12}$/),
+    }),
+    { minLength: 1, maxLength: 5 },
+  )
+  .map(
+    (rs) =>
+      ['H|\\^&|||Fuzz^1', ...rs.flatMap((r, i) => [`P|${i + 1}`, `O|1|${r.accession}`, `R|1|^^^${r.code}|${r.value}|||||F||||20260101120000`]), 'L|1|N'].join(
+        '\r',
+      ) + '\r',
+  );
 
 /** A session (ENQ, the messages' frames at `size`, EOT) with frame numbers continuing across messages. */
 export function session(texts: readonly string[], size: number): Buffer {
@@ -24,7 +36,9 @@ export function session(texts: readonly string[], size: number): Buffer {
   return Buffer.concat([Buffer.from([0x05]), ...frames, Buffer.from([0x04])]);
 }
 
-export const sessionArb = fc.tuple(fc.array(messageText, { minLength: 1, maxLength: 3 }), fc.integer({ min: 16, max: 300 })).map(([texts, size]) => session(texts, size));
+export const sessionArb = fc
+  .tuple(fc.array(messageText, { minLength: 1, maxLength: 3 }), fc.integer({ min: 16, max: 300 }))
+  .map(([texts, size]) => session(texts, size));
 
 /** A byte edit: replace, insert or delete at a position (taken modulo the length). */
 const edit = fc.record({ how: fc.constantFrom('replace', 'insert', 'delete'), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) });

@@ -25,15 +25,26 @@ describe('HL7 decoder under fuzzing', () => {
   it('never throws; the framing state never holds more than one message', () => {
     const maxMessageBytes = 2048;
     fc.assert(
-      fc.property(fc.array(fc.oneof(fixtureArb.map(stream), fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a))), { maxLength: 5 }), fc.array(edit, { maxLength: 5 }), fc.array(fc.integer({ min: 1, max: 64 }), { maxLength: 3 }), (parts, edits, sizes) => {
-        const wire = mutate(Buffer.concat(parts), edits);
-        let state = initialMllpState;
-        for (const chunk of chunked(wire, sizes)) {
-          state = mllpStep(state, chunk, maxMessageBytes).state;
-          expect(held(state)).toBeLessThanOrEqual(maxMessageBytes);
-        }
-        for (const f of [mindrayBs, lri251]) decodeHl7Capture(wire, f.profile, { ...f.options, maxMessageBytes });
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fixtureArb.map(stream),
+            fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)),
+          ),
+          { maxLength: 5 },
+        ),
+        fc.array(edit, { maxLength: 5 }),
+        fc.array(fc.integer({ min: 1, max: 64 }), { maxLength: 3 }),
+        (parts, edits, sizes) => {
+          const wire = mutate(Buffer.concat(parts), edits);
+          let state = initialMllpState;
+          for (const chunk of chunked(wire, sizes)) {
+            state = mllpStep(state, chunk, maxMessageBytes).state;
+            expect(held(state)).toBeLessThanOrEqual(maxMessageBytes);
+          }
+          for (const f of [mindrayBs, lri251]) decodeHl7Capture(wire, f.profile, { ...f.options, maxMessageBytes });
+        },
+      ),
       { numRuns: runs(400) },
     );
   });
@@ -61,17 +72,33 @@ describe('HL7 decoder: time linear in the bytes', () => {
   const withObx = (n: number): string => f.payload.replace(obx, Array.from({ length: n }, () => obx).join('\r'));
 
   it('many messages, framed and bare', () => {
-    expectLinear('MLLP messages', (scale) => Buffer.concat(Array.from({ length: 2 * scale }, () => mllp(f.payload))), (wire) => decodeHl7Capture(wire, f.profile, o));
-    expectLinear('bare messages', (scale) => Buffer.from(Array.from({ length: 2 * scale }, () => f.payload).join(''), 'latin1'), (wire) => decodeHl7Capture(wire, f.profile, o));
+    expectLinear(
+      'MLLP messages',
+      (scale) => Buffer.concat(Array.from({ length: 2 * scale }, () => mllp(f.payload))),
+      (wire) => decodeHl7Capture(wire, f.profile, o),
+    );
+    expectLinear(
+      'bare messages',
+      (scale) => Buffer.from(Array.from({ length: 2 * scale }, () => f.payload).join(''), 'latin1'),
+      (wire) => decodeHl7Capture(wire, f.profile, o),
+    );
   });
 
   it('one message of many OBX segments', () => {
-    expectLinear('OBX segments', (scale) => mllp(withObx(10 * scale)), (wire) => decodeHl7Capture(wire, f.profile, o));
+    expectLinear(
+      'OBX segments',
+      (scale) => mllp(withObx(10 * scale)),
+      (wire) => decodeHl7Capture(wire, f.profile, o),
+    );
   });
 
   it('long fields: repetitions, components, escapes (no long run of digits: the number reader is measured on its own)', () => {
     const field = (n: number): string => f.payload.replace('|mg/dL^mg/dL^UCUM|', `|${'a^b~c&d\\T\\e'.repeat(n)}|`);
-    expectLinear('long fields', (scale) => mllp(field(60 * scale)), (wire) => decodeHl7Capture(wire, f.profile, o));
+    expectLinear(
+      'long fields',
+      (scale) => mllp(field(60 * scale)),
+      (wire) => decodeHl7Capture(wire, f.profile, o),
+    );
   });
 
   it('a block a byte at a time, and noise between blocks', () => {

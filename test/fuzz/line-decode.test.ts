@@ -20,15 +20,20 @@ const edit = fc.record({ how: fc.constantFrom('replace', 'insert', 'delete'), at
 describe('line decoder under fuzzing', () => {
   it('never throws and never yields a result whose parts were not printed', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...layouts), fc.array(fc.oneof(fc.constant('report'), fc.uint8Array({ maxLength: 200 })), { minLength: 1, maxLength: 4 }), fc.array(edit, { maxLength: 5 }), ({ layout, report }, parts, edits) => {
-        const wire = mutate(Buffer.concat(parts.map((p) => (p === 'report' ? report : Buffer.from(p)))), edits);
-        const text = wire.toString('latin1');
-        for (const r of decodeLineCapture(wire, layout.profile, layout.options).flatMap((m) => m.results)) {
-          expect(text).toContain(r.accession);
-          expect(text).toContain(r.source.analyzerCode);
-          expect(text).toContain(r.valueText);
-        }
-      }),
+      fc.property(
+        fc.constantFrom(...layouts),
+        fc.array(fc.oneof(fc.constant('report'), fc.uint8Array({ maxLength: 200 })), { minLength: 1, maxLength: 4 }),
+        fc.array(edit, { maxLength: 5 }),
+        ({ layout, report }, parts, edits) => {
+          const wire = mutate(Buffer.concat(parts.map((p) => (p === 'report' ? report : Buffer.from(p)))), edits);
+          const text = wire.toString('latin1');
+          for (const r of decodeLineCapture(wire, layout.profile, layout.options).flatMap((m) => m.results)) {
+            expect(text).toContain(r.accession);
+            expect(text).toContain(r.source.analyzerCode);
+            expect(text).toContain(r.valueText);
+          }
+        },
+      ),
       { numRuns: runs(400) },
     );
   });
@@ -45,15 +50,27 @@ describe('line decoder under fuzzing', () => {
 describe('line decoder: time linear in the printout', () => {
   it('many reports', () => {
     for (const { layout, report } of layouts) {
-      expectLinear('reports', (scale) => Buffer.concat(Array.from({ length: 5 * scale }, () => report)), (wire) => decodeLineCapture(wire, layout.profile, layout.options));
+      expectLinear(
+        'reports',
+        (scale) => Buffer.concat(Array.from({ length: 5 * scale }, () => report)),
+        (wire) => decodeLineCapture(wire, layout.profile, layout.options),
+      );
     }
   });
 
   it('long lines and many rows (no long run of digits: the number reader is measured on its own)', () => {
     const options = { ...clinitek.options, maxReportLines: 100_000 };
     const rows = (n: number): Buffer => Buffer.concat([bytes(clinitekReport), Buffer.from('BIL          Negative\r\n'.repeat(n))]);
-    expectLinear('rows', (scale) => rows(20 * scale), (wire) => decodeLineCapture(wire, clinitek.profile, options));
+    expectLinear(
+      'rows',
+      (scale) => rows(20 * scale),
+      (wire) => decodeLineCapture(wire, clinitek.profile, options),
+    );
     const long = (n: number): Buffer => Buffer.concat([bytes(clinitekReport), Buffer.from(`Color: ${'Yellow '.repeat(n)}\r\n`)]);
-    expectLinear('a long line', (scale) => long(40 * scale), (wire) => decodeLineCapture(wire, clinitek.profile, clinitek.options));
+    expectLinear(
+      'a long line',
+      (scale) => long(40 * scale),
+      (wire) => decodeLineCapture(wire, clinitek.profile, clinitek.options),
+    );
   });
 });

@@ -27,8 +27,19 @@ describe('BacklogSampler', () => {
 
   it('logs a sample the store refused and carries on', () => {
     const warned: string[] = [];
-    const refusing = { sinkFigures: { sampleBacklog: () => { throw new Error('SQLITE_FULL'); } } } as never;
-    const sampler = new BacklogSampler({ store: refusing, pending: () => [], now: () => 0, log: { warn: (_o: object, msg?: string) => void warned.push(msg ?? '') } });
+    const refusing = {
+      sinkFigures: {
+        sampleBacklog: () => {
+          throw new Error('SQLITE_FULL');
+        },
+      },
+    } as never;
+    const sampler = new BacklogSampler({
+      store: refusing,
+      pending: () => [],
+      now: () => 0,
+      log: { warn: (_o: object, msg?: string) => void warned.push(msg ?? '') },
+    });
     expect(() => sampler.note()).not.toThrow();
     expect(warned).toEqual(['backlog sample not recorded']);
   });

@@ -43,14 +43,18 @@ const failing: Record<'astm' | 'hl7' | 'line', MessageDecoders> = {
 async function connect(port: number): Promise<{ socket: Socket; received: () => string }> {
   let text = '';
   let socket: Socket | undefined;
-  await until(async () => {
-    socket = await new Promise<Socket | undefined>((resolve) => {
-      const s = createConnection(port, '127.0.0.1');
-      s.once('connect', () => resolve(s));
-      s.once('error', () => resolve(undefined));
-    });
-    return socket !== undefined;
-  }, 10_000, `a connection to port ${port}`);
+  await until(
+    async () => {
+      socket = await new Promise<Socket | undefined>((resolve) => {
+        const s = createConnection(port, '127.0.0.1');
+        s.once('connect', () => resolve(s));
+        s.once('error', () => resolve(undefined));
+      });
+      return socket !== undefined;
+    },
+    10_000,
+    `a connection to port ${port}`,
+  );
   socket!.on('error', () => {});
   socket!.on('data', (d: Buffer) => (text += d.toString('latin1')));
   cleanups.push(() => void socket!.destroy());

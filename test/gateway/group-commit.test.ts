@@ -74,7 +74,10 @@ describe('group commit across instruments', () => {
     expect(r.group.figures()).toEqual({ commits: 1, fsyncs: 1, messages: 16 });
     for (const [k, a] of r.answers.entries()) {
       // The ENQ's ACK, then the message's: only once its capture was stored and the fsync holding it had returned.
-      expect(a, `chem-${k}`).toEqual([{ byte: ACK, stored: false, synced: 0 }, { byte: ACK, stored: true, synced: 1 }]);
+      expect(a, `chem-${k}`).toEqual([
+        { byte: ACK, stored: false, synced: 0 },
+        { byte: ACK, stored: true, synced: 1 },
+      ]);
     }
     expect(r.store.counts().results).toBe(16);
     expect(r.store.db.prepare('SELECT COUNT(*) FROM outbox').pluck().get()).toBe(32);
@@ -150,7 +153,11 @@ describe('group commit across instruments', () => {
   it('a store closed under queued messages refuses them; nothing throws out of the committer', async () => {
     const r = rig(1);
     r.store.close();
-    const outcome = await r.group.commit({ capture: { instrumentId: 'chem-0', protocol: 'astm', receivedAt: 0, raw: Buffer.from('x') }, results: [], rejections: [] });
+    const outcome = await r.group.commit({
+      capture: { instrumentId: 'chem-0', protocol: 'astm', receivedAt: 0, raw: Buffer.from('x') },
+      results: [],
+      rejections: [],
+    });
     expect(outcome.kind).toBe('failed');
   });
 

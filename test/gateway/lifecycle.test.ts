@@ -69,9 +69,17 @@ describe('the gateway as parts', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const [p1, p2] = [await freePort(), await freePort()];
     const hl7 = (id: string, port: number) => ({
-      id, driver: 'hl7', timezone: 'Europe/Vienna', transport: { kind: 'tcp-server', host: '127.0.0.1', port }, mapping: mindrayBs.profile.mapping, options: mindrayBs.options,
+      id,
+      driver: 'hl7',
+      timezone: 'Europe/Vienna',
+      transport: { kind: 'tcp-server', host: '127.0.0.1', port },
+      mapping: mindrayBs.profile.mapping,
+      options: mindrayBs.options,
     });
-    const parsed = validateConfig({ gateway: { id: 'gw1', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: 0 }, diskFloorMb: 0 }, instruments: [hl7('one', p1), hl7('two', p2)] });
+    const parsed = validateConfig({
+      gateway: { id: 'gw1', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: 0 }, diskFloorMb: 0 },
+      instruments: [hl7('one', p1), hl7('two', p2)],
+    });
     if (parsed.kind !== 'ok') throw new Error(JSON.stringify(parsed.problems));
     const lines: { msg: string; parts?: string[] }[] = [];
     const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string }) } });

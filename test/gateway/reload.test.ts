@@ -76,7 +76,9 @@ describe('ConfigReloader', () => {
     expect(r.applied).toEqual([]);
     expect(r.running()).toBe(before);
     expect(r.logged.map((l) => [l.level, l.msg])).toEqual([['error', 'configuration reload refused']]);
-    expect(reloadHealth(status)[0]).toMatch(/^configuration: the last reload was refused \(\d+ problems?, first .+\); the gateway runs on the configuration before it$/);
+    expect(reloadHealth(status)[0]).toMatch(
+      /^configuration: the last reload was refused \(\d+ problems?, first .+\); the gateway runs on the configuration before it$/,
+    );
   });
 
   it('refuses a file it cannot read', async () => {

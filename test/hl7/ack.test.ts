@@ -4,8 +4,17 @@ import type { MessageHeader } from '../../drivers/hl7/header.js';
 import { parseMessage, valueAt } from '../../drivers/hl7/parse.js';
 
 const header = (accept = '', application = '', version = '2.5'): MessageHeader => ({
-  sendingApplication: 'ANALYZER', sendingFacility: 'LAB', receivingApplication: 'LIS', receivingFacility: 'HOSP', messageType: 'ORU',
-  triggerEvent: 'R01', controlId: 'MSG-1', processingId: 'P', version, acceptAckType: accept, applicationAckType: application,
+  sendingApplication: 'ANALYZER',
+  sendingFacility: 'LAB',
+  receivingApplication: 'LIS',
+  receivingFacility: 'HOSP',
+  messageType: 'ORU',
+  triggerEvent: 'R01',
+  controlId: 'MSG-1',
+  processingId: 'P',
+  version,
+  acceptAckType: accept,
+  applicationAckType: application,
 });
 const committed: AckOutcome = { kind: 'committed', results: 2, rejections: [] };
 const partial: AckOutcome = { kind: 'committed', results: 1, rejections: [{ reason: 'unmapped test code' }] };

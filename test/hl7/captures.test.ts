@@ -42,7 +42,11 @@ const analyzers: Record<string, Analyzer> = {
     // Age row is a demographic and the histogram discriminator lines are not results either.
     options: { skipValueTypes: ['ED', 'IS'], skipCodes: ['30525-0', '12001', '12002', '12004', '12051', '12052', '12101', '12102'] },
     skipped: (row) =>
-      row.value_type === 'IS' || row.value_type === 'ED' ? `${row.value_type} row` : ['30525-0', '12001', '12002', '12004', '12051', '12052', '12101', '12102'].includes(row.test_code) ? 'not a result' : undefined,
+      row.value_type === 'IS' || row.value_type === 'ED'
+        ? `${row.value_type} row`
+        : ['30525-0', '12001', '12002', '12004', '12051', '12052', '12101', '12102'].includes(row.test_code)
+          ? 'not a result'
+          : undefined,
     status: () => 'final',
   },
   'plramoss-node_server__pointcare.cr.hl7': {

@@ -9,7 +9,6 @@ import { ManualClock } from '../fixtures/manual-clock.js';
 
 export { ManualClock, settle } from '../fixtures/manual-clock.js';
 
-
 /** An IngestPort over memory; `mode` decides what the next commit does. */
 export class MemoryIngest {
   readonly messages: InboundMessage[] = [];
@@ -29,7 +28,13 @@ export class MemoryIngest {
       this.keys.add(key);
     }
     this.timeline.push(`commit ${this.messages.length}`);
-    const summary = { captureId: this.messages.length, inserted, absorbed: message.results.length - inserted, conflicts: 0, rejected: message.rejections.length };
+    const summary = {
+      captureId: this.messages.length,
+      inserted,
+      absorbed: message.results.length - inserted,
+      conflicts: 0,
+      rejected: message.rejections.length,
+    };
     return { kind: 'committed', summary, rejections: message.rejections };
   };
 }

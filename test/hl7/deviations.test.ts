@@ -9,7 +9,10 @@ const profile: InstrumentProfile = {
   id: 'hem-1',
   gatewayId: 'gw-test',
   timezone: 'UTC',
-  mapping: [{ code: 'RBC', loinc: '789-8', unit: '10^6/uL' }, { code: 'WBC', loinc: '6690-2' }],
+  mapping: [
+    { code: 'RBC', loinc: '789-8', unit: '10^6/uL' },
+    { code: 'WBC', loinc: '6690-2' },
+  ],
 };
 
 const message = (obx: string, obr = 'OBR|1||S-1001|CBC|||20260701101500', msh = 'MSH|^~\\&|HEM|LAB|||20260701101600||ORU^R01|77|P|2.5') =>

@@ -88,7 +88,10 @@ describe('HL7 over a socat pseudo-terminal pair', () => {
     expect(existsSync(a) && existsSync(b), 'socat did not create the pty pair').toBe(true);
     const gatewayPort = await openSerialTransport(a);
     const analyzerPort = await openSerialTransport(b);
-    cleanups.push(() => gatewayPort.close(), () => analyzerPort.close());
+    cleanups.push(
+      () => gatewayPort.close(),
+      () => analyzerPort.close(),
+    );
     await scenario(analyzerPort, gatewayPort);
   });
 });
@@ -108,21 +111,26 @@ describe('HL7 over TCP', () => {
     const client = new Promise<SocketTransport>((r) => (clientReady = r));
     const gatewaySide = new SocketTransport(await accepted);
     const analyzerSide = await client;
-    cleanups.push(() => analyzerSide.close(), () => gatewaySide.close());
+    cleanups.push(
+      () => analyzerSide.close(),
+      () => gatewaySide.close(),
+    );
     await scenario(analyzerSide, gatewaySide);
   });
 
   test('several instruments on their own connections do not share state', async () => {
-    const pairs = await Promise.all([lri251, hematology25].map(async (fixture) => {
-      const server = createServer();
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-      cleanups.push(() => new Promise((r) => server.close(() => r())));
-      const accepted = new Promise<Socket>((r) => server.once('connection', r));
-      const client = new SocketTransport(createConnection((server.address() as AddressInfo).port, '127.0.0.1'));
-      const g = gateway(new SocketTransport(await accepted), fixture);
-      cleanups.push(() => client.close());
-      return { fixture, client, g };
-    }));
+    const pairs = await Promise.all(
+      [lri251, hematology25].map(async (fixture) => {
+        const server = createServer();
+        await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+        cleanups.push(() => new Promise((r) => server.close(() => r())));
+        const accepted = new Promise<Socket>((r) => server.once('connection', r));
+        const client = new SocketTransport(createConnection((server.address() as AddressInfo).port, '127.0.0.1'));
+        const g = gateway(new SocketTransport(await accepted), fixture);
+        cleanups.push(() => client.close());
+        return { fixture, client, g };
+      }),
+    );
     const codes = await Promise.all(pairs.map(({ fixture, client }) => analyzerEnd(client).send(fixture.payload)));
     expect(codes).toEqual(['AA', 'AA']);
     expect(pairs.map(({ g }) => g.ingest.messages[0]!.capture.instrumentId)).toEqual(['atellica', 'dxh']);

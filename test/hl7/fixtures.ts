@@ -88,16 +88,17 @@ export const lri251: Hl7Fixture = {
 /** Beckman Coulter DxH-style hematology, v2.5: LF segment ends, NTE, repeated OBX-8 flags, OBR-7 only (local time). */
 export const hematology25: Hl7Fixture = {
   name: 'DxH-style hematology v2.5 (LF)',
-  payload: [
-    'MSH|^~\\&|DxH|HEME-1|LIS||20241027025500||ORU^R01^ORU_R01|DXH-7781|P|2.5',
-    'PID|1||H-1',
-    'OBR|1||24HEM0099|CBC^Complete blood count^L|||20241027023000',
-    'NTE|1||Sample aspirated in open mode',
-    'OBX|1|NM|6690-2^WBC^LN||12.4|10*3/uL|4.0-10.0|H~A|||F',
-    'OBX|2|NM|718-7^HGB^LN||13.1|g/dL|12.0-16.0||||F',
-    'OBX|3|NM|787-2^MCV^LN||*****|fL|80-100|~A|||X',
-    'OBX|4|ED|WBCHIST^WBC histogram^L||^Image^PNG^Base64^iVBORw0KGgo=||||||F',
-  ].join('\n') + '\n',
+  payload:
+    [
+      'MSH|^~\\&|DxH|HEME-1|LIS||20241027025500||ORU^R01^ORU_R01|DXH-7781|P|2.5',
+      'PID|1||H-1',
+      'OBR|1||24HEM0099|CBC^Complete blood count^L|||20241027023000',
+      'NTE|1||Sample aspirated in open mode',
+      'OBX|1|NM|6690-2^WBC^LN||12.4|10*3/uL|4.0-10.0|H~A|||F',
+      'OBX|2|NM|718-7^HGB^LN||13.1|g/dL|12.0-16.0||||F',
+      'OBX|3|NM|787-2^MCV^LN||*****|fL|80-100|~A|||X',
+      'OBX|4|ED|WBCHIST^WBC histogram^L||^Image^PNG^Base64^iVBORw0KGgo=||||||F',
+    ].join('\n') + '\n',
   profile: profile('dxh', 'Europe/Berlin', [
     { code: '6690-2', loinc: '6690-2', unit: '10*3/uL' },
     { code: '718-7', loinc: '718-7', unit: 'g/dL' },
@@ -109,7 +110,10 @@ export const hematology25: Hl7Fixture = {
 /** An equipment status message (ESU^U01, HL7 v2.5 Chapter 13): journaled and acknowledged, no results. */
 export const statusMessage: Hl7Fixture = {
   name: 'ESU^U01 equipment status',
-  payload: segments('MSH|^~\\&|DxH|HEME-1|LIS||20241029090000||ESU^U01^ESU_U01|DXH-7782|P|2.5', 'EQU|DXH-01^Beckman^DxH 800|20241029090000|OP^Operational^HL70365'),
+  payload: segments(
+    'MSH|^~\\&|DxH|HEME-1|LIS||20241029090000||ESU^U01^ESU_U01|DXH-7782|P|2.5',
+    'EQU|DXH-01^Beckman^DxH 800|20241029090000|OP^Operational^HL70365',
+  ),
   profile: hematology25.profile,
   options: {},
 };

@@ -3,7 +3,10 @@ const names: Record<string, number> = { NUL: 0x00, STX: 0x02, ETX: 0x03, ACK: 0x
 
 /** Turns `<VT>`, `<CR>`, `<FS>` ... into their bytes; everything else is Latin-1. */
 export function bytes(text: string): Buffer {
-  return Buffer.from(text.replace(/<([A-Z]{2,3})>/g, (m, n: string) => (names[n] === undefined ? m : String.fromCharCode(names[n]))), 'latin1');
+  return Buffer.from(
+    text.replace(/<([A-Z]{2,3})>/g, (m, n: string) => (names[n] === undefined ? m : String.fromCharCode(names[n]))),
+    'latin1',
+  );
 }
 
 /** Segments joined by CR, as HL7 2.5.2 writes them. */

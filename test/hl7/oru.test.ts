@@ -6,7 +6,19 @@ import { hematology25, lri251, mindrayBs, mindrayBsQc, radiometerAbl, statusMess
 
 const decode = (f: Hl7Fixture, payload = f.payload) => decodeHl7Message(Buffer.from(payload, 'latin1'), f.profile, hl7Options(f.options));
 const brief = (f: Hl7Fixture, payload?: string) =>
-  decode(f, payload).decoded.results.map((r) => [r.accession, r.analyteLoinc, r.resultedAt, r.valueText, r.value, r.comparator, r.bound, r.unit, r.status, r.flags.join(','), r.qc]);
+  decode(f, payload).decoded.results.map((r) => [
+    r.accession,
+    r.analyteLoinc,
+    r.resultedAt,
+    r.valueText,
+    r.value,
+    r.comparator,
+    r.bound,
+    r.unit,
+    r.status,
+    r.flags.join(','),
+    r.qc,
+  ]);
 
 describe('ORU^R01 normalization per source', () => {
   test('Mindray BS v2.3.1: OBR-2 barcode, OBX-4 names, censored NM, per-OBX times in Vienna', () => {
@@ -74,7 +86,12 @@ describe('rejections instead of invented data', () => {
   const obx = (fields: string): string => base.payload.replace(/OBX\|1\|[^\r]*\r/, `${fields}\r`);
 
   test.each([
-    ['no time anywhere', 'OBX|1|NM|2|GLU|5.42|mmol/L||N|||F||||', (p: string) => p.replace('|20241029081200|', '||').replace('20241029083015', ''), /no result time in OBX-14, OBR-7, MSH-7/],
+    [
+      'no time anywhere',
+      'OBX|1|NM|2|GLU|5.42|mmol/L||N|||F||||',
+      (p: string) => p.replace('|20241029081200|', '||').replace('20241029083015', ''),
+      /no result time in OBX-14, OBR-7, MSH-7/,
+    ],
     ['time in the spring gap', 'OBX|1|NM|2|GLU|5.42|mmol/L||N|||F|||20240331023000', undefined, /does not exist in Europe\/Vienna.*fixed offset/],
     ['time without minutes', 'OBX|1|NM|2|GLU|5.42|mmol/L||N|||F|||2024103108', undefined, /not precise to the minute/],
     ['unmapped code', 'OBX|1|NM|2|UREA|5.42|mmol/L||N|||F|||20241029082955', undefined, /unmapped test code 'UREA'/],
@@ -103,7 +120,9 @@ describe('rejections instead of invented data', () => {
 
   test('empty OBX-11 follows missingStatus', () => {
     const payload = mindrayBs.payload.replace('|N|||F||5.42|', '|N|||||5.42|');
-    expect(decode({ ...mindrayBs, options: { ...mindrayBs.options, missingStatus: 'reject' } }, payload).decoded.rejections[0]?.reason).toBe('OBX-11 status is empty');
+    expect(decode({ ...mindrayBs, options: { ...mindrayBs.options, missingStatus: 'reject' } }, payload).decoded.rejections[0]?.reason).toBe(
+      'OBX-11 status is empty',
+    );
     expect(decode(mindrayBs, payload).decoded.results[0]?.status).toBe('final');
   });
 

@@ -11,7 +11,10 @@ const parsed = (text: string): Hl7Message => {
 
 describe('delimiters come from MSH-1 and MSH-2', () => {
   test('standard', () => {
-    expect(readDelimiters('MSH|^~\\&|A')).toEqual({ kind: 'delimiters', delimiters: { field: '|', component: '^', repetition: '~', escape: '\\', subcomponent: '&' } });
+    expect(readDelimiters('MSH|^~\\&|A')).toEqual({
+      kind: 'delimiters',
+      delimiters: { field: '|', component: '^', repetition: '~', escape: '\\', subcomponent: '&' },
+    });
   });
   test('v2.7 truncation character', () => {
     expect(readDelimiters('MSH|^~\\&#|A')).toMatchObject({ delimiters: { truncation: '#' } });

@@ -91,9 +91,18 @@ describe('corruption', () => {
 describe('escapes and repetitions round-trip', () => {
   const delimiterSets = fc
     .shuffledSubarray([...'|^~\\&#!@$%*+'], { minLength: 5, maxLength: 5 })
-    .map(([field, component, repetition, escape, subcomponent]): Delimiters => ({ field: field!, component: component!, repetition: repetition!, escape: escape!, subcomponent: subcomponent! }));
+    .map(([field, component, repetition, escape, subcomponent]): Delimiters => ({
+      field: field!,
+      component: component!,
+      repetition: repetition!,
+      escape: escape!,
+      subcomponent: subcomponent!,
+    }));
   const leaf = fc.string({ unit: fc.constantFrom(...'ab1 .|^~\\&#!@$%*+\r\néß'.split('')), maxLength: 8 });
-  const field: fc.Arbitrary<FieldValue> = fc.array(fc.array(fc.array(leaf, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 });
+  const field: fc.Arbitrary<FieldValue> = fc.array(fc.array(fc.array(leaf, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }), {
+    minLength: 1,
+    maxLength: 3,
+  });
 
   test('every leaf reads back as written, whatever the delimiters', () => {
     fc.assert(

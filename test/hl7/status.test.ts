@@ -7,7 +7,8 @@ import { hl7StatusTable, readObxStatus } from '../../drivers/hl7/status.js';
 import { mindrayBs } from './fixtures.js';
 
 const withStatus = (code: string) =>
-  decodeHl7Message(Buffer.from(mindrayBs.payload.replace('|N|||F||5.42|', `|N|||${code}||5.42|`), 'latin1'), mindrayBs.profile, hl7Options(mindrayBs.options)).decoded;
+  decodeHl7Message(Buffer.from(mindrayBs.payload.replace('|N|||F||5.42|', `|N|||${code}||5.42|`), 'latin1'), mindrayBs.profile, hl7Options(mindrayBs.options))
+    .decoded;
 
 describe('HL7 OBX-11 observation result status', () => {
   it.each([

@@ -12,22 +12,32 @@ import { lri251, mindrayBs } from './fixtures.js';
 import { mllp } from './mnemonic.js';
 
 const cleanups: (() => void)[] = [];
-afterEach(() => cleanups.splice(0).reverse().forEach((c) => c()));
+afterEach(() =>
+  cleanups
+    .splice(0)
+    .reverse()
+    .forEach((c) => c()),
+);
 
 function storeFixture(): Store {
   const dir = mkdtempSync(join(tmpdir(), 'labgate-hl7-store-'));
   const store = openStore({ dataDir: dir, sinks: ['postgres', 'lims'], now: () => Date.UTC(2024, 9, 29, 12) });
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }), () => store.close());
+  cleanups.push(
+    () => rmSync(dir, { recursive: true, force: true }),
+    () => store.close(),
+  );
   return store;
 }
 
-const portOver = (store: Store): IngestPort => (message) => {
-  try {
-    return { kind: 'committed', summary: store.ingest(message), rejections: message.rejections };
-  } catch (error) {
-    return { kind: 'unavailable', reason: (error as Error).message };
-  }
-};
+const portOver =
+  (store: Store): IngestPort =>
+  (message) => {
+    try {
+      return { kind: 'committed', summary: store.ingest(message), rejections: message.rejections };
+    } catch (error) {
+      return { kind: 'unavailable', reason: (error as Error).message };
+    }
+  };
 
 test('HL7 into the real store: stored once, rejected messages journaled raw', async () => {
   const store = storeFixture();

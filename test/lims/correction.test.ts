@@ -19,7 +19,10 @@ function forwarded(row: OutboxRow, conflict: Outcome | undefined): OutboxRow {
   return { ...row, etag: conflict.etag, attempts: 0 };
 }
 
-const editedTo = (valueText: string) => (d: Record<string, unknown>) => ({ ...d, result: { ...(d.result as object), valueText, value: Number(valueText), flags: ['edited'] } });
+const editedTo = (valueText: string) => (d: Record<string, unknown>) => ({
+  ...d,
+  result: { ...(d.result as object), valueText, value: Number(valueText), flags: ['edited'] },
+});
 
 describe('LIMS corrections forwarded by a person', () => {
   it('concurrent edit → conflict with their ETag → forward with If-Match → the correction is applied once', async () => {
@@ -30,7 +33,12 @@ describe('LIMS corrections forwarded by a person', () => {
     r.server.editRecord(row.recordId, editedTo('5.0'));
     const fix = sampleRow(1, sampleResult(1, { valueText: '4.9', value: 4.9, status: 'correction' }), ours);
     const [conflict] = await r.sink.deliver([fix], signal);
-    expect(conflict).toEqual({ kind: 'conflict', reason: expect.any(String), theirs: expect.stringContaining('"valueText":"5.0"'), etag: r.server.record(row.recordId)!.etag });
+    expect(conflict).toEqual({
+      kind: 'conflict',
+      reason: expect.any(String),
+      theirs: expect.stringContaining('"valueText":"5.0"'),
+      etag: r.server.record(row.recordId)!.etag,
+    });
     expect(r.server.appliedCount(row.recordId)).toBe(1);
 
     const forward = forwarded(fix, conflict);

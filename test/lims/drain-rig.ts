@@ -57,7 +57,11 @@ export async function drainRig(
   for (let m = 0; m < results.length; m += 20) store.ingest(message(results.slice(m, m + 20)));
   const lims = await rig({ ...options.server, faults: { latencyMs: 1, ...options.server?.faults } }, options.sink, { now: () => clock.now() });
   const batches: number[] = [];
-  const sink: Sink = { name: lims.sink.name, close: () => lims.sink.close(), deliver: (rows, signal) => (batches.push(rows.length), lims.sink.deliver(rows, signal)) };
+  const sink: Sink = {
+    name: lims.sink.name,
+    close: () => lims.sink.close(),
+    deliver: (rows, signal) => (batches.push(rows.length), lims.sink.deliver(rows, signal)),
+  };
   const circuits: string[] = [];
   const recorded: DrainRig['recorded'] = [];
   const drain: Drain = new Drain({

@@ -51,7 +51,7 @@ describe('LIMS envelope', () => {
     expect(e.result).toMatchObject({ bound: null, statusCode: null });
   });
 
-  it('takes a document written with `<0.5` as value 0.5 for the same content as today\'s censored result', () => {
+  it("takes a document written with `<0.5` as value 0.5 for the same content as today's censored result", () => {
     const today = envelopeOf(1, { valueText: '<0.5', value: null, comparator: '<', bound: 0.5 });
     const before = { ...today, result: { ...today.result, value: 0.5, bound: undefined } };
     expect(limsClinicalContent(before)).toBe(limsClinicalContent(today));

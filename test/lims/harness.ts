@@ -26,7 +26,11 @@ export interface Rig {
 }
 
 /** Starts a server with `serverOptions`, and a sink with `sinkOptions` (and `now`, default Date.now) over it. */
-export async function rig(serverOptions: LimsServerOptions = {}, sinkOptions: Partial<LimsSinkOptions> = {}, deps: Pick<Partial<LimsSinkDeps>, 'now'> = {}): Promise<Rig> {
+export async function rig(
+  serverOptions: LimsServerOptions = {},
+  sinkOptions: Partial<LimsSinkOptions> = {},
+  deps: Pick<Partial<LimsSinkDeps>, 'now'> = {},
+): Promise<Rig> {
   const server = createLimsServer({ clients: [{ clientId: 'labgate', clientSecret: CLIENT_SECRET }], ...serverOptions });
   await server.start();
   const dir = mkdtempSync(join(tmpdir(), 'lims-'));
@@ -63,7 +67,11 @@ export interface Drained {
 }
 
 /** Delivers until no row is retried (or `maxRounds`), re-queuing retries and waiting for their notBefore. */
-export async function drain(sink: Sink, rows: readonly OutboxRow[], opts: { batch?: number; maxRounds?: number; onRound?: (round: number) => void } = {}): Promise<Drained> {
+export async function drain(
+  sink: Sink,
+  rows: readonly OutboxRow[],
+  opts: { batch?: number; maxRounds?: number; onRound?: (round: number) => void } = {},
+): Promise<Drained> {
   const final = new Map<number, Outcome>();
   const seen: Outcome[] = [];
   let pending = [...rows];

@@ -16,7 +16,14 @@ import { until } from '../fixtures/until.js';
 import { scratchPerTest } from '../store/store-fixtures.js';
 
 const specimens: TestSpecimen[] = [
-  { accession: 'S1', orders: [{ orderId: 'o1', loinc: '2823-3', orderedAt: '2026-07-01T08:00:00Z' }, { orderId: 'o2', loinc: '2345-7', priority: 'stat', orderedAt: '2026-07-01T08:00:00Z' }], patient: { id: 'PID', name: 'Doe^Jane', birthDate: '1970-01-02', sex: 'F' } },
+  {
+    accession: 'S1',
+    orders: [
+      { orderId: 'o1', loinc: '2823-3', orderedAt: '2026-07-01T08:00:00Z' },
+      { orderId: 'o2', loinc: '2345-7', priority: 'stat', orderedAt: '2026-07-01T08:00:00Z' },
+    ],
+    patient: { id: 'PID', name: 'Doe^Jane', birthDate: '1970-01-02', sex: 'F' },
+  },
   { accession: 'S2', orders: [] },
   { accession: 'S3', orders: [{ orderId: 'o3', loinc: '2823-3', orderedAt: '2026-07-01T08:00:00Z', instruments: ['other'] }] },
 ];
@@ -54,7 +61,19 @@ describe('LIMS orders lookups', () => {
   it('a specimen with orders and its patient; none for an unknown or empty specimen', async () => {
     const client = createOrdersClient(await start());
     const found = await client.specimen('S1', 'chem-1', never);
-    expect(found).toMatchObject({ kind: 'specimens', specimens: [{ accession: 'S1', orders: [{ orderId: 'o1', priority: 'routine' }, { orderId: 'o2', priority: 'stat' }], patient: { sex: 'F' } }] });
+    expect(found).toMatchObject({
+      kind: 'specimens',
+      specimens: [
+        {
+          accession: 'S1',
+          orders: [
+            { orderId: 'o1', priority: 'routine' },
+            { orderId: 'o2', priority: 'stat' },
+          ],
+          patient: { sex: 'F' },
+        },
+      ],
+    });
     expect(await client.specimen('NOPE', 'chem-1', never)).toEqual({ kind: 'specimens', specimens: [] });
     expect(await client.specimen('S2', 'chem-1', never)).toMatchObject({ kind: 'specimens', specimens: [{ accession: 'S2', orders: [] }] });
   });
@@ -79,7 +98,10 @@ describe('LIMS orders lookups', () => {
     const pending = await client.worklist('chem-1', never);
     expect(pending.kind === 'specimens' && pending.specimens.map((s) => s.accession)).toEqual(['S1']);
     const other = await client.worklist('other', never);
-    expect(other.kind === 'specimens' && other.specimens.map((s) => [s.accession, s.orders.map((o) => o.orderId)])).toEqual([['S1', ['o1', 'o2']], ['S3', ['o3']]]);
+    expect(other.kind === 'specimens' && other.specimens.map((s) => [s.accession, s.orders.map((o) => o.orderId)])).toEqual([
+      ['S1', ['o1', 'o2']],
+      ['S3', ['o3']],
+    ]);
   });
 });
 
@@ -88,7 +110,17 @@ describe('dispatches through the store and the Drain', () => {
     const endpoint = await start();
     const s = scratch();
     let store = s.open();
-    expect(store.orders.recordSent('chem-1', [{ orderId: 'o1', accession: 'S1' }, { orderId: 'o2', accession: 'S1' }], s.clock.now(), 'query')).toBe(2);
+    expect(
+      store.orders.recordSent(
+        'chem-1',
+        [
+          { orderId: 'o1', accession: 'S1' },
+          { orderId: 'o2', accession: 'S1' },
+        ],
+        s.clock.now(),
+        'query',
+      ),
+    ).toBe(2);
     // The analyzer re-queried and got the same orders again: nothing new to tell.
     expect(store.orders.recordSent('chem-1', [{ orderId: 'o1', accession: 'S1' }], s.clock.now(), 'query')).toBe(0);
     expect(store.orders.sentOf('chem-1', ['o1', 'o2', 'o9'])).toEqual(new Set(['o1', 'o2']));
@@ -97,7 +129,13 @@ describe('dispatches through the store and the Drain', () => {
     await createDispatchSink(endpoint, Date.now).deliver(claimed, never);
     store.close();
     store = s.open();
-    const drain = new Drain({ sink: createDispatchSink(endpoint, Date.now), outbox: store.orders.dispatches, policy: { backoff: { baseMs: 10, capMs: 100 }, batchSize: 10, inFlight: 1, probeIntervalMs: 100, failureThreshold: 5 }, clock: systemClock, random: () => 0.5 });
+    const drain = new Drain({
+      sink: createDispatchSink(endpoint, Date.now),
+      outbox: store.orders.dispatches,
+      policy: { backoff: { baseMs: 10, capMs: 100 }, batchSize: 10, inFlight: 1, probeIntervalMs: 100, failureThreshold: 5 },
+      clock: systemClock,
+      random: () => 0.5,
+    });
     drain.start();
     await until(() => store.orders.dispatches.counts().sent === 2, 5_000);
     await drain.stop();
@@ -109,7 +147,15 @@ describe('dispatches through the store and the Drain', () => {
     const endpoint = await start();
     const s = scratch();
     const store = s.open();
-    store.orders.recordSent('chem-1', [{ orderId: 'gone', accession: 'S9' }, { orderId: 'o1', accession: 'S1' }], s.clock.now(), 'download');
+    store.orders.recordSent(
+      'chem-1',
+      [
+        { orderId: 'gone', accession: 'S9' },
+        { orderId: 'o1', accession: 'S1' },
+      ],
+      s.clock.now(),
+      'download',
+    );
     const sink = createDispatchSink(endpoint, Date.now);
     const rows = store.orders.dispatches.claimDue(DISPATCH_SINK, 10);
     const outcomes = await sink.deliver(rows, never);

@@ -18,7 +18,12 @@ async function call(method: 'GET' | 'PUT' | 'POST', path: string, headers: Recor
 async function started(): Promise<string> {
   server = createLimsServer({ clients: [{ clientId: 'c', clientSecret: 's' }] });
   await server.start();
-  const tok = await call('POST', '/oauth/token', { 'content-type': 'application/x-www-form-urlencoded' }, 'grant_type=client_credentials&client_id=c&client_secret=s');
+  const tok = await call(
+    'POST',
+    '/oauth/token',
+    { 'content-type': 'application/x-www-form-urlencoded' },
+    'grant_type=client_credentials&client_id=c&client_secret=s',
+  );
   return `Bearer ${(JSON.parse(tok.body) as { access_token: string }).access_token}`;
 }
 
@@ -47,11 +52,26 @@ describe('LIMS test server contract', () => {
   it('enforces If-None-Match: * and If-Match', async () => {
     const auth = await started();
     const first = await put(auth, 'r1', '{"a":1}', { 'if-none-match': '*' });
-    const create = await call('PUT', '/api/v1/results/r1', { authorization: auth, 'x-envelope-version': '1', 'idempotency-key': '"other"', 'if-none-match': '*' }, '{"a":1}');
+    const create = await call(
+      'PUT',
+      '/api/v1/results/r1',
+      { authorization: auth, 'x-envelope-version': '1', 'idempotency-key': '"other"', 'if-none-match': '*' },
+      '{"a":1}',
+    );
     expect(create.status).toBe(412);
-    const stale = await call('PUT', '/api/v1/results/r1', { authorization: auth, 'x-envelope-version': '1', 'idempotency-key': '"k2"', 'if-match': '"old"' }, '{"a":2}');
+    const stale = await call(
+      'PUT',
+      '/api/v1/results/r1',
+      { authorization: auth, 'x-envelope-version': '1', 'idempotency-key': '"k2"', 'if-match': '"old"' },
+      '{"a":2}',
+    );
     expect(stale.status).toBe(412);
-    const ok = await call('PUT', '/api/v1/results/r1', { authorization: auth, 'x-envelope-version': '1', 'idempotency-key': '"k3"', 'if-match': String(first.headers.etag) }, '{"a":2}');
+    const ok = await call(
+      'PUT',
+      '/api/v1/results/r1',
+      { authorization: auth, 'x-envelope-version': '1', 'idempotency-key': '"k3"', 'if-match': String(first.headers.etag) },
+      '{"a":2}',
+    );
     expect(ok.status).toBe(200);
     expect((await call('GET', '/api/v1/results/r1', { authorization: auth })).body).toBe('{"a":2}');
   });

@@ -30,7 +30,12 @@ describe('LIMS sink scenarios', () => {
     expect(kinds(final.values())).toEqual({ delivered: 600 });
     expect(seen.filter((o) => o.kind === 'dead')).toEqual([]);
     expect(r.server.stats().tokensIssued).toBeGreaterThan(2);
-    expect(appliedOnce(r, rows.map((x) => x.recordId))).toBe(true);
+    expect(
+      appliedOnce(
+        r,
+        rows.map((x) => x.recordId),
+      ),
+    ).toBe(true);
   });
 
   it('lost responses: every record applied exactly once', async () => {
@@ -40,7 +45,12 @@ describe('LIMS sink scenarios', () => {
     expect(kinds(final.values())).toEqual({ delivered: 300 });
     expect(seen.some((o) => o.kind === 'retry')).toBe(true);
     expect(r.server.stats().replays).toBeGreaterThan(0);
-    expect(appliedOnce(r, rows.map((x) => x.recordId))).toBe(true);
+    expect(
+      appliedOnce(
+        r,
+        rows.map((x) => x.recordId),
+      ),
+    ).toBe(true);
   });
 
   it('a seeded storm of 500/503/429/lost/latency: all delivered, none applied twice', async () => {
@@ -51,7 +61,12 @@ describe('LIMS sink scenarios', () => {
     const rows = sampleRows(400);
     const { final } = await drain(r.sink, rows);
     expect(kinds(final.values())).toEqual({ delivered: 400 });
-    expect(appliedOnce(r, rows.map((x) => x.recordId))).toBe(true);
+    expect(
+      appliedOnce(
+        r,
+        rows.map((x) => x.recordId),
+      ),
+    ).toBe(true);
   });
 
   it('an outage: only retries with scope sink, nothing dead; resumes after recovery', async () => {
@@ -65,7 +80,12 @@ describe('LIMS sink scenarios', () => {
     r.server.configure({ outage: false });
     const { final } = await drain(r.sink, rows);
     expect(kinds(final.values())).toEqual({ delivered: 200 });
-    expect(appliedOnce(r, rows.map((x) => x.recordId))).toBe(true);
+    expect(
+      appliedOnce(
+        r,
+        rows.map((x) => x.recordId),
+      ),
+    ).toBe(true);
   });
 
   it('an outage starting mid-drain: retries only, then everything delivered once', async () => {

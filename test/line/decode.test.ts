@@ -22,7 +22,9 @@ describe('shipped layouts', () => {
   test('a code the mapping lacks is rejected with the value and unit the printout gave, for the codes seen', () => {
     const { profile, options } = loadLayout('arkray-spotchem-el.yaml');
     const [report] = decodeLineCapture(bytes(spotchemReport), { ...profile, mapping: profile.mapping.filter((m) => m.code !== 'K') }, options);
-    expect(report!.rejections).toEqual([{ reason: "unmapped test code 'K'", analyzerCode: 'K', accession: '24K0231', observed: { value: '4.2', unit: 'mmol/L' } }]);
+    expect(report!.rejections).toEqual([
+      { reason: "unmapped test code 'K'", analyzerCode: 'K', accession: '24K0231', observed: { value: '4.2', unit: 'mmol/L' } },
+    ]);
   });
 
   test('CLINITEK Status+: fields on later lines, 12-hour clock, flags, qualitative values, idle end', () => {
@@ -60,7 +62,13 @@ describe('shipped layouts', () => {
 });
 
 describe('assembler', () => {
-  const options = lineOptions({ start: '^START (?<accession>\\w+) (?<year>\\d{4})-(?<month>\\d\\d)-(?<day>\\d\\d) (?<hour>\\d\\d):(?<minute>\\d\\d)', result: '^(?<code>[A-Z]+)=(?<value>\\S+)', end: '^END', idleMs: 1000, maxReportLines: 4 });
+  const options = lineOptions({
+    start: '^START (?<accession>\\w+) (?<year>\\d{4})-(?<month>\\d\\d)-(?<day>\\d\\d) (?<hour>\\d\\d):(?<minute>\\d\\d)',
+    result: '^(?<code>[A-Z]+)=(?<value>\\S+)',
+    end: '^END',
+    idleMs: 1000,
+    maxReportLines: 4,
+  });
   const layout = compileLayout(options);
   const limits = { idleMs: 1000, maxReportLines: 4 };
   const run = (inputs: ({ line: string } | 'idle')[]) => {
@@ -72,15 +80,52 @@ describe('assembler', () => {
       state = step.state;
       effects.push(...step.effects);
     }
-    return { state, effects: effects.map((e) => (e.kind === 'report' ? { kind: 'report', codes: e.report.results.map((r) => r.code), raw: e.report.raw.toString() } : e)) };
+    return {
+      state,
+      effects: effects.map((e) => (e.kind === 'report' ? { kind: 'report', codes: e.report.results.map((r) => r.code), raw: e.report.raw.toString() } : e)),
+    };
   };
 
   test.each([
-    { name: 'end line closes', inputs: [{ line: 'START A1 2024-01-02 03:04' }, { line: 'NA=140' }, { line: 'END' }], want: [{ kind: 'arm-idle', ms: 1000 }, { kind: 'arm-idle', ms: 1000 }, { kind: 'report', codes: ['NA'], raw: 'START A1 2024-01-02 03:04\nNA=140\nEND\n' }] },
-    { name: 'idle closes', inputs: [{ line: 'START A1 2024-01-02 03:04' }, { line: 'K=4' }, 'idle' as const], want: [{ kind: 'arm-idle', ms: 1000 }, { kind: 'arm-idle', ms: 1000 }, { kind: 'report', codes: ['K'], raw: 'START A1 2024-01-02 03:04\nK=4\n' }] },
-    { name: 'a new start closes the open report', inputs: [{ line: 'START A1 2024-01-02 03:04' }, { line: 'K=4' }, { line: 'START A2 2024-01-02 03:05' }], want: [{ kind: 'arm-idle', ms: 1000 }, { kind: 'arm-idle', ms: 1000 }, { kind: 'report', codes: ['K'], raw: 'START A1 2024-01-02 03:04\nK=4\n' }, { kind: 'arm-idle', ms: 1000 }] },
+    {
+      name: 'end line closes',
+      inputs: [{ line: 'START A1 2024-01-02 03:04' }, { line: 'NA=140' }, { line: 'END' }],
+      want: [
+        { kind: 'arm-idle', ms: 1000 },
+        { kind: 'arm-idle', ms: 1000 },
+        { kind: 'report', codes: ['NA'], raw: 'START A1 2024-01-02 03:04\nNA=140\nEND\n' },
+      ],
+    },
+    {
+      name: 'idle closes',
+      inputs: [{ line: 'START A1 2024-01-02 03:04' }, { line: 'K=4' }, 'idle' as const],
+      want: [
+        { kind: 'arm-idle', ms: 1000 },
+        { kind: 'arm-idle', ms: 1000 },
+        { kind: 'report', codes: ['K'], raw: 'START A1 2024-01-02 03:04\nK=4\n' },
+      ],
+    },
+    {
+      name: 'a new start closes the open report',
+      inputs: [{ line: 'START A1 2024-01-02 03:04' }, { line: 'K=4' }, { line: 'START A2 2024-01-02 03:05' }],
+      want: [
+        { kind: 'arm-idle', ms: 1000 },
+        { kind: 'arm-idle', ms: 1000 },
+        { kind: 'report', codes: ['K'], raw: 'START A1 2024-01-02 03:04\nK=4\n' },
+        { kind: 'arm-idle', ms: 1000 },
+      ],
+    },
     { name: 'lines outside a report are stray', inputs: [{ line: 'K=4' }, 'idle' as const], want: [{ kind: 'stray', bytes: 4 }] },
-    { name: 'the line limit closes a report', inputs: [{ line: 'START A1 2024-01-02 03:04' }, { line: 'A=1' }, { line: 'B=2' }, { line: 'C=3' }], want: [{ kind: 'arm-idle', ms: 1000 }, { kind: 'arm-idle', ms: 1000 }, { kind: 'arm-idle', ms: 1000 }, { kind: 'report', codes: ['A', 'B', 'C'], raw: 'START A1 2024-01-02 03:04\nA=1\nB=2\nC=3\n' }] },
+    {
+      name: 'the line limit closes a report',
+      inputs: [{ line: 'START A1 2024-01-02 03:04' }, { line: 'A=1' }, { line: 'B=2' }, { line: 'C=3' }],
+      want: [
+        { kind: 'arm-idle', ms: 1000 },
+        { kind: 'arm-idle', ms: 1000 },
+        { kind: 'arm-idle', ms: 1000 },
+        { kind: 'report', codes: ['A', 'B', 'C'], raw: 'START A1 2024-01-02 03:04\nA=1\nB=2\nC=3\n' },
+      ],
+    },
   ])('$name', ({ inputs, want }) => {
     expect(run(inputs).effects).toEqual(want);
   });

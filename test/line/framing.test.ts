@@ -55,8 +55,22 @@ const rows = (raw: string, options = framed) =>
 describe('STX text ETX BCC records', () => {
   test('each record is a line; the block check is verified', () => {
     expect(rows(report('A1') + report('A2'))).toEqual([
-      { results: [['A1', 'Na', '141', 141], ['A1', 'K', '4.2', 4.2], ['A1', 'Cl', '103', 103]], rejections: [] },
-      { results: [['A2', 'Na', '141', 141], ['A2', 'K', '4.2', 4.2], ['A2', 'Cl', '103', 103]], rejections: [] },
+      {
+        results: [
+          ['A1', 'Na', '141', 141],
+          ['A1', 'K', '4.2', 4.2],
+          ['A1', 'Cl', '103', 103],
+        ],
+        rejections: [],
+      },
+      {
+        results: [
+          ['A2', 'Na', '141', 141],
+          ['A2', 'K', '4.2', 4.2],
+          ['A2', 'Cl', '103', 103],
+        ],
+        rejections: [],
+      },
     ]);
   });
 
@@ -65,7 +79,11 @@ describe('STX text ETX BCC records', () => {
       const k = withCheck('K   4.2 mmol/L ', bcc);
       const raw = report('A1', k);
       expect(Buffer.from(raw, 'latin1').includes(Buffer.from([0x03, bcc]))).toBe(true);
-      expect(rows(raw)[0]!.results).toEqual([['A1', 'Na', '141', 141], ['A1', 'K', '4.2', 4.2], ['A1', 'Cl', '103', 103]]);
+      expect(rows(raw)[0]!.results).toEqual([
+        ['A1', 'Na', '141', 141],
+        ['A1', 'K', '4.2', 4.2],
+        ['A1', 'Cl', '103', 103],
+      ]);
     }
   });
 
@@ -126,11 +144,9 @@ describe('line framing', () => {
   });
 
   test('a line of exactly maxLineBytes is kept; one byte more is dropped whole and reported once', () => {
-    expect(split(Buffer.from(`${'a'.repeat(80)}\r\n${'b'.repeat(81)}\r\nc\r\n`), lines()).map((e) => (e.kind === 'line' ? e.line.text.length : e.kind))).toEqual([
-      80,
-      'too-long',
-      1,
-    ]);
+    expect(
+      split(Buffer.from(`${'a'.repeat(80)}\r\n${'b'.repeat(81)}\r\nc\r\n`), lines()).map((e) => (e.kind === 'line' ? e.line.text.length : e.kind)),
+    ).toEqual([80, 'too-long', 1]);
   });
 
   test('byte by byte, memory stays bounded by the limit however long the line', () => {
@@ -149,7 +165,8 @@ describe('fixed-column result rows', () => {
   });
   // Columns 1-10 code, 12-13 marks, 14-20 value (right-aligned), 21-28 unit.
   const row = (code: string, marks: string, value: string, unit: string) => `${code.padEnd(10)} ${marks.padEnd(2)}${value.padStart(7)}${unit.padEnd(8)}`;
-  const printout = ['SAMPLE A1 2024-11-05 09:41', row('Na', 'h', '151', 'mmol/L'), row('K', '', '4.2', 'mmol/L'), row('Cl', '<', '<  70', 'mmol/L'), 'END'].join('\n') + '\n';
+  const printout =
+    ['SAMPLE A1 2024-11-05 09:41', row('Na', 'h', '151', 'mmol/L'), row('K', '', '4.2', 'mmol/L'), row('Cl', '<', '<  70', 'mmol/L'), 'END'].join('\n') + '\n';
 
   test('code, value, unit and marks are read by position', () => {
     const [decoded] = decodeLineCapture(Buffer.from(printout), profile, columns);
@@ -164,8 +181,12 @@ describe('fixed-column result rows', () => {
   test('a layout gives `result` or `columns`, never both, and columns run forwards', () => {
     const base = { start: '^S', end: '^E' };
     expect(lineOptionsSchema.safeParse(base).error?.issues[0]?.message).toMatch(/exactly one/);
-    expect(lineOptionsSchema.safeParse({ ...base, result: '(?<code>\\w+)=(?<value>\\S+)', columns: { rows: '.', code: [1, 2], value: [3, 4] } }).success).toBe(false);
-    expect(lineOptionsSchema.safeParse({ ...base, columns: { rows: '.', code: [5, 2], value: [3, 4] } }).error?.issues[0]?.message).toMatch(/must not be after/);
+    expect(lineOptionsSchema.safeParse({ ...base, result: '(?<code>\\w+)=(?<value>\\S+)', columns: { rows: '.', code: [1, 2], value: [3, 4] } }).success).toBe(
+      false,
+    );
+    expect(lineOptionsSchema.safeParse({ ...base, columns: { rows: '.', code: [5, 2], value: [3, 4] } }).error?.issues[0]?.message).toMatch(
+      /must not be after/,
+    );
   });
 });
 
@@ -173,25 +194,32 @@ describe('property: any chunking of framed records gives the same lines', () => 
   test('records', () => {
     const config: FramingConfig = { kind: 'stx-etx-bcc', maxLineBytes: 200, bcc: 'xor', bccIncludesStx: false };
     fc.assert(
-      fc.property(fc.array(fc.string({ maxLength: 30 }).map((t) => t.replaceAll(STX, '').replaceAll(ETX, '')), { maxLength: 6 }), fc.array(fc.nat(), { maxLength: 5 }), (texts, cuts) => {
-        const raw = Buffer.from(texts.map((t) => record(t)).join(''), 'latin1');
-        const whole = split(raw, config);
-        const points = [...new Set(cuts.map((c) => c % (raw.length + 1)))].sort((a, b) => a - b);
-        let state = initialFramingState();
-        const events: FramingEvent[] = [];
-        let from = 0;
-        for (const at of [...points, raw.length]) {
-          const step = frameStep(state, raw.subarray(from, at), config);
-          state = step.state;
-          events.push(...step.events);
-          from = at;
-        }
-        events.push(...frameEnd(state, config));
-        expect(events).toEqual(whole);
-        expect(whole.filter((e) => e.kind === 'line').map((e) => (e.kind === 'line' ? [e.line.text.toString('latin1'), e.line.problem] : null))).toEqual(
-          texts.map((t) => [Buffer.from(t, 'latin1').toString('latin1'), undefined]),
-        );
-      }),
+      fc.property(
+        fc.array(
+          fc.string({ maxLength: 30 }).map((t) => t.replaceAll(STX, '').replaceAll(ETX, '')),
+          { maxLength: 6 },
+        ),
+        fc.array(fc.nat(), { maxLength: 5 }),
+        (texts, cuts) => {
+          const raw = Buffer.from(texts.map((t) => record(t)).join(''), 'latin1');
+          const whole = split(raw, config);
+          const points = [...new Set(cuts.map((c) => c % (raw.length + 1)))].sort((a, b) => a - b);
+          let state = initialFramingState();
+          const events: FramingEvent[] = [];
+          let from = 0;
+          for (const at of [...points, raw.length]) {
+            const step = frameStep(state, raw.subarray(from, at), config);
+            state = step.state;
+            events.push(...step.events);
+            from = at;
+          }
+          events.push(...frameEnd(state, config));
+          expect(events).toEqual(whole);
+          expect(whole.filter((e) => e.kind === 'line').map((e) => (e.kind === 'line' ? [e.line.text.toString('latin1'), e.line.problem] : null))).toEqual(
+            texts.map((t) => [Buffer.from(t, 'latin1').toString('latin1'), undefined]),
+          );
+        },
+      ),
     );
   });
 });

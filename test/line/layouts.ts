@@ -37,4 +37,6 @@ export const clinitekReport = [
   'URO          0.2 E.U./dL',
   'NIT          Negative',
   '*LEU          Small',
-].map((l) => `${l}<CR><LF>`).join('');
+]
+  .map((l) => `${l}<CR><LF>`)
+  .join('');

@@ -41,7 +41,17 @@ describe('a report that cannot be held', () => {
 
   test('the instrument shows it: its status, /healthz, /metrics and its card on the status page', async () => {
     const clock = { now: () => 0, setTimeout: () => 0, clearTimeout: () => {} };
-    const supervisor = new PortSupervisor({ instrument: 'spotchem', endpoint: 'tcp://x', open: async () => { throw new Error('unused'); }, attach: () => ({ stop: async () => {} }), clock, log: silentLog, random: () => 0.5 });
+    const supervisor = new PortSupervisor({
+      instrument: 'spotchem',
+      endpoint: 'tcp://x',
+      open: async () => {
+        throw new Error('unused');
+      },
+      attach: () => ({ stop: async () => {} }),
+      clock,
+      log: silentLog,
+      random: () => 0.5,
+    });
     const metrics = new Metrics({ now: () => 0 });
     for (let i = 0; i < 2; i++) {
       supervisor.recordEvent({ kind: 'lost', reason: 'x' });
@@ -49,11 +59,23 @@ describe('a report that cannot be held', () => {
     }
     const status = supervisor.snapshot();
     expect(status.lostMessages).toBe(2);
-    const health = evaluateHealth({ ready: true, store: { writable: true }, instruments: [{ ...status, state: 'connected' }], sinks: [] }, { backlog: 10, oldestAgeMinutes: 10 });
+    const health = evaluateHealth(
+      { ready: true, store: { writable: true }, instruments: [{ ...status, state: 'connected' }], sinks: [] },
+      { backlog: 10, oldestAgeMinutes: 10 },
+    );
     expect(health.status).toBe('degraded');
     expect(health.reasons).toEqual([expect.stringMatching(/^instrument spotchem: 2 messages lost since start/)]);
     expect(await metrics.registry.metrics()).toMatch(/^labgate_lost_messages_total\{instrument="spotchem"\} 2$/m);
-    const card = instrumentsSection({ gatewayId: 'g', now: 0, sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [], instruments: [instrument('spotchem', { lostMessages: 2 })] }).value;
+    const card = instrumentsSection({
+      gatewayId: 'g',
+      now: 0,
+      sinks: [],
+      recentResults: [],
+      deadLetters: [],
+      conflicts: [],
+      rejectedCaptures: [],
+      instruments: [instrument('spotchem', { lostMessages: 2 })],
+    }).value;
     expect(card).toMatch(/<dt>Lost reports<\/dt><dd>2<\/dd>/);
     expect(instrumentLamp(instrument('spotchem', { lostMessages: 2 }))).toBe('amber');
   });

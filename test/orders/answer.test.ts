@@ -9,8 +9,18 @@ const mapping = [
   { code: 'K2', loinc: '2823-3' },
 ];
 const order = (orderId: string, loinc: string) => ({ orderId, loinc, priority: 'routine' as const, orderedAt: '2026-07-01T08:00:00Z' });
-const specimen = (accession: string, ...loincs: string[]): SpecimenOrders => ({ accession, orders: loincs.map((l, i) => order(`${accession}-${i}`, l)), patient: null });
-const query = (over: Partial<OrderQuery> = {}): OrderQuery => ({ specimens: [{ kind: 'id', accession: 'S1' }], tests: 'all', request: 'orders', requestCode: 'O', ...over });
+const specimen = (accession: string, ...loincs: string[]): SpecimenOrders => ({
+  accession,
+  orders: loincs.map((l, i) => order(`${accession}-${i}`, l)),
+  patient: null,
+});
+const query = (over: Partial<OrderQuery> = {}): OrderQuery => ({
+  specimens: [{ kind: 'id', accession: 'S1' }],
+  tests: 'all',
+  request: 'orders',
+  requestCode: 'O',
+  ...over,
+});
 const found = (...s: SpecimenOrders[]): Lookup => ({ kind: 'specimens', specimens: s });
 
 describe('orders for one instrument', () => {
@@ -40,14 +50,32 @@ describe('orders for one instrument', () => {
   });
 
   it('ids are looked up one by one, ranges and ALL from the worklist', () => {
-    expect(lookupPlan(query({ specimens: [{ kind: 'id', accession: 'S1' }, { kind: 'id', accession: 'S1' }] }))).toEqual({ accessions: ['S1'], worklist: false });
+    expect(
+      lookupPlan(
+        query({
+          specimens: [
+            { kind: 'id', accession: 'S1' },
+            { kind: 'id', accession: 'S1' },
+          ],
+        }),
+      ),
+    ).toEqual({ accessions: ['S1'], worklist: false });
     expect(lookupPlan(query({ specimens: [{ kind: 'all' }] }))).toEqual({ accessions: [], worklist: true });
   });
 });
 
 describe('the answer', () => {
   it('orders for the specimens the LIMS answered; those without are named', () => {
-    const a = decideAnswer(query({ specimens: [{ kind: 'id', accession: 'S1' }, { kind: 'id', accession: 'S2' }] }), [found(specimen('S1', '2345-7')), found()], mapping);
+    const a = decideAnswer(
+      query({
+        specimens: [
+          { kind: 'id', accession: 'S1' },
+          { kind: 'id', accession: 'S2' },
+        ],
+      }),
+      [found(specimen('S1', '2345-7')), found()],
+      mapping,
+    );
     expect(a).toMatchObject({ kind: 'orders', without: ['S2'] });
     expect(a.kind === 'orders' && a.specimens.map((s) => s.accession)).toEqual(['S1']);
   });
@@ -62,19 +90,37 @@ describe('the answer', () => {
   });
 
   it('a request for results is not answered with orders', () => {
-    expect(decideAnswer(query({ request: 'unsupported', requestCode: 'F' }), [found(specimen('S1', '2345-7'))], mapping)).toMatchObject({ kind: 'no-information', reason: 'unsupported-request' });
+    expect(decideAnswer(query({ request: 'unsupported', requestCode: 'F' }), [found(specimen('S1', '2345-7'))], mapping)).toMatchObject({
+      kind: 'no-information',
+      reason: 'unsupported-request',
+    });
   });
 
   it('a range takes the worklist specimens inside it only', () => {
-    const a = decideAnswer(query({ specimens: [{ kind: 'range', from: '100', to: '200' }] }), [found(specimen('150', '2345-7'), specimen('250', '2345-7'))], mapping);
+    const a = decideAnswer(
+      query({ specimens: [{ kind: 'range', from: '100', to: '200' }] }),
+      [found(specimen('150', '2345-7'), specimen('250', '2345-7'))],
+      mapping,
+    );
     expect(a.kind === 'orders' && a.specimens.map((s) => s.accession)).toEqual(['150']);
   });
 });
 
 describe("the LIMS's JSON", () => {
   it('a specimen with orders and a patient; defaults for what it leaves out', () => {
-    const r = parseSpecimenOrders({ accession: 'S1', orders: [{ orderId: 'u1', loinc: '2823-3', orderedAt: '2026-07-01T08:00:00+02:00' }], patient: { id: 'P', name: 'N', birthDate: '1970-01-02', sex: 'X' } });
-    expect(r).toEqual({ ok: true, value: { accession: 'S1', orders: [{ orderId: 'u1', loinc: '2823-3', priority: 'routine', orderedAt: '2026-07-01T08:00:00+02:00' }], patient: { id: 'P', name: 'N', birthDate: '1970-01-02', sex: 'U' } } });
+    const r = parseSpecimenOrders({
+      accession: 'S1',
+      orders: [{ orderId: 'u1', loinc: '2823-3', orderedAt: '2026-07-01T08:00:00+02:00' }],
+      patient: { id: 'P', name: 'N', birthDate: '1970-01-02', sex: 'X' },
+    });
+    expect(r).toEqual({
+      ok: true,
+      value: {
+        accession: 'S1',
+        orders: [{ orderId: 'u1', loinc: '2823-3', priority: 'routine', orderedAt: '2026-07-01T08:00:00+02:00' }],
+        patient: { id: 'P', name: 'N', birthDate: '1970-01-02', sex: 'U' },
+      },
+    });
   });
 
   it('a malformed answer is a reason naming paths, never values', () => {

@@ -13,8 +13,15 @@ ${sinks}
 describe('two-way configuration', () => {
   it('is off by default, with the standard answers', () => {
     expect(astmOptionsSchema.parse({}).orders).toEqual({
-      query: false, download: false, queryTimeoutMs: 10_000, pollIntervalMs: 30_000, specimenComponent: 2, actionCode: 'N', terminationCode: 'N',
-      noInformation: { answer: 'terminator', actionCode: 'C' }, patient: false,
+      query: false,
+      download: false,
+      queryTimeoutMs: 10_000,
+      pollIntervalMs: 30_000,
+      specimenComponent: 2,
+      actionCode: 'N',
+      terminationCode: 'N',
+      noInformation: { answer: 'terminator', actionCode: 'C' },
+      patient: false,
     });
   });
 

@@ -20,14 +20,26 @@ import { scratchPerTest } from '../store/store-fixtures.js';
 
 const order = (orderId: string, loinc: string) => ({ orderId, loinc, orderedAt: '2026-07-01T08:00:00Z' });
 const specimens: TestSpecimen[] = [
-  { accession: 'S1', orders: [order('o1', '2823-3'), order('o2', '2345-7'), order('o3', '718-7')], patient: { id: 'PID', name: 'Doe^Jane', birthDate: '1970-01-02', sex: 'F' } },
+  {
+    accession: 'S1',
+    orders: [order('o1', '2823-3'), order('o2', '2345-7'), order('o3', '718-7')],
+    patient: { id: 'PID', name: 'Doe^Jane', birthDate: '1970-01-02', sex: 'F' },
+  },
   { accession: 'S2', orders: [order('o4', '2823-3')] },
   { accession: 'SLOW', orders: [order('o5', '2823-3')] },
   { accession: 'DOWN', orders: [order('o6', '2823-3')] },
 ];
-const mapping = [{ code: 'K', loinc: '2823-3' }, { code: 'GLU', loinc: '2345-7' }];
+const mapping = [
+  { code: 'K', loinc: '2823-3' },
+  { code: 'GLU', loinc: '2345-7' },
+];
 const silent = silentLog;
-const q = (...accessions: string[]): OrderQuery => ({ specimens: accessions.map((accession) => ({ kind: 'id', accession })), tests: 'all', request: 'orders', requestCode: 'O' });
+const q = (...accessions: string[]): OrderQuery => ({
+  specimens: accessions.map((accession) => ({ kind: 'id', accession })),
+  tests: 'all',
+  request: 'orders',
+  requestCode: 'O',
+});
 
 let server: LimsServer;
 let client: OrdersClient;
@@ -41,7 +53,9 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'token'), 'tok');
   agent = new Agent();
   const tokens = createTokenProvider({ kind: 'static', tokenFile: join(dir, 'token') }, { dispatcher: agent, now: Date.now, timeoutMs: 1_000 });
-  client = createOrdersClient(ordersEndpoint({ baseUrl: server.url, ordersPath: '/orders', timeouts: { connectMs: 500, headersMs: 60_000, bodyMs: 60_000 } }, tokens, 4));
+  client = createOrdersClient(
+    ordersEndpoint({ baseUrl: server.url, ordersPath: '/orders', timeouts: { connectMs: 500, headersMs: 60_000, bodyMs: 60_000 } }, tokens, 4),
+  );
 });
 
 afterAll(async () => {
@@ -62,7 +76,10 @@ describe('the order desk', () => {
     const ticket = (await d.ask([q('S1', 'NONE')], Date.now()))!;
     expect(ticket.answer).toMatchObject({ kind: 'orders', without: ['NONE'] });
     expect(ticket.answer.kind === 'orders' && ticket.answer.specimens[0]!.orders.map((o) => o.analyzerCode)).toEqual(['K', 'GLU']);
-    expect(ticket.orders).toEqual([{ orderId: 'o1', accession: 'S1' }, { orderId: 'o2', accession: 'S1' }]);
+    expect(ticket.orders).toEqual([
+      { orderId: 'o1', accession: 'S1' },
+      { orderId: 'o2', accession: 'S1' },
+    ]);
     expect(store.orders.dispatches.counts().pending).toBe(0);
     d.delivered(ticket);
     expect(store.orders.dispatches.counts().pending).toBe(2);

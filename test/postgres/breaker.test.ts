@@ -57,7 +57,13 @@ function start(policy: Partial<DrainPolicy>): { batches: number[]; circuits: str
 }
 
 const idle = (): boolean => drain!.status().batchesInFlight === 0;
-const add = (n: number): string[] => enqueue(store.db, 'postgres', Array.from({ length: n }, (_, i) => sampleResult(i)), clock.now());
+const add = (n: number): string[] =>
+  enqueue(
+    store.db,
+    'postgres',
+    Array.from({ length: n }, (_, i) => sampleResult(i)),
+    clock.now(),
+  );
 
 it('a connection reset mid-batch costs its rows a retry, not a pause; each result is loaded once', async () => {
   const keys = add(60);

@@ -41,7 +41,12 @@ function run(fault: string | null): { exited: Promise<number | null>; said: (wor
 }
 
 it('re-delivers after a SIGKILL between the PostgreSQL commit and the sent mark, and the replay is absorbed', async () => {
-  const keys = enqueue(store.db, 'postgres', Array.from({ length: 40 }, (_, i) => sampleResult(i)), Date.now() - 1_000);
+  const keys = enqueue(
+    store.db,
+    'postgres',
+    Array.from({ length: 40 }, (_, i) => sampleResult(i)),
+    Date.now() - 1_000,
+  );
 
   const first = run('pause-after-commit');
   await first.said('committed');

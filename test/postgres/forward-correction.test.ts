@@ -32,7 +32,12 @@ function openStore(): Store {
 async function drainOnce(store: Store): Promise<string[]> {
   const rows = store.outbox.claimDue('postgres', 100);
   const outcomes = await sink.deliver(rows, never);
-  store.outbox.recordOutcomes('postgres', rows, outcomes, outcomes.map(() => null));
+  store.outbox.recordOutcomes(
+    'postgres',
+    rows,
+    outcomes,
+    outcomes.map(() => null),
+  );
   return outcomes.map((o) => ('detail' in o && o.detail ? o.detail : o.kind));
 }
 
@@ -54,7 +59,7 @@ describe('a correction forwarded by a person reaches central PostgreSQL', () => 
     expect((await audited(db)).get(key)).toEqual(['inserted', 'corrected']);
   });
 
-  it('replaces the version PostgreSQL reported in a conflict, when a person forwards labgate\'s', async () => {
+  it("replaces the version PostgreSQL reported in a conflict, when a person forwards labgate's", async () => {
     const store = openStore();
     const ours = result(12);
     const key = dedupKey(ours);

@@ -34,11 +34,19 @@ it('creates the central schema once and then reports it current; the printed scr
   try {
     await client.query(migrationScript(schema));
     const cols = await client.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'result_load'`, [schema]);
-    expect(cols.rows.map((r: { column_name: string }) => r.column_name)).toEqual(expect.arrayContaining(['dedup_key', 'load_count', 'value_text', 'last_loaded_at']));
+    expect(cols.rows.map((r: { column_name: string }) => r.column_name)).toEqual(
+      expect.arrayContaining(['dedup_key', 'load_count', 'value_text', 'last_loaded_at']),
+    );
     await expect(client.query(`UPDATE "${schema}".result_load_audit SET outcome = 'inserted'`)).resolves.toBeDefined(); // no rows: no trigger
-    await client.query(`INSERT INTO "${schema}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'inserted', 'gw', 1)`, ['a'.repeat(64)]);
-    await client.query(`INSERT INTO "${schema}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'corrected', 'gw', 2)`, ['a'.repeat(64)]);
-    await expect(client.query(`INSERT INTO "${schema}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'overwritten', 'gw', 3)`, ['a'.repeat(64)])).rejects.toMatchObject({ code: '23514' });
+    await client.query(`INSERT INTO "${schema}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'inserted', 'gw', 1)`, [
+      'a'.repeat(64),
+    ]);
+    await client.query(`INSERT INTO "${schema}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'corrected', 'gw', 2)`, [
+      'a'.repeat(64),
+    ]);
+    await expect(
+      client.query(`INSERT INTO "${schema}".result_load_audit (dedup_key, outcome, gateway_id, attempt) VALUES ($1, 'overwritten', 'gw', 3)`, ['a'.repeat(64)]),
+    ).rejects.toMatchObject({ code: '23514' });
     await expect(client.query(`DELETE FROM "${schema}".result_load_audit`)).rejects.toThrow(/append-only/);
   } finally {
     await client.end();
@@ -80,9 +88,11 @@ it('upgrades a version 2 result_load in place: censored values lose their number
     // What version 2 loaded: `<0.5` with value 0.5, an exact value, and a row from a loader before labgate (no value_text).
     const censored = potassium('PG1', { valueText: '<0.5', value: null, comparator: '<', bound: 0.5 });
     const fromV2 = outboxRow(1, censored);
-    await client.query(`INSERT INTO "${old}".result_load (dedup_key, value, value_text, comparator, unit, status, flags)
+    await client.query(
+      `INSERT INTO "${old}".result_load (dedup_key, value, value_text, comparator, unit, status, flags)
       VALUES ($1, 0.5, '<0.5', '<', 'mmol/L', 'final', '[]'), ($2, 4.1, '4.1', NULL, 'mmol/L', 'final', '[]'), ($3, 7, NULL, NULL, 'g/L', NULL, NULL)`,
-      [fromV2.dedupKey, key(2), key(3)]);
+      [fromV2.dedupKey, key(2), key(3)],
+    );
     expect(await migrateCentral(client, old)).toEqual({ from: 2, to: 3 });
     const rows = await client.query(`SELECT dedup_key, value, comparator, bound, status_code FROM "${old}".result_load ORDER BY value_text NULLS LAST`);
     expect(rows.rows.map((r: Record<string, unknown>) => [r.value, r.comparator, r.bound, r.status_code])).toEqual([

@@ -32,9 +32,19 @@ const until = async (check: () => boolean, ms: number): Promise<void> => {
 it('rides out an outage: nothing dead-lettered, everything delivered once', async () => {
   store.clock.now = Date.now();
   Object.defineProperty(store.clock, 'now', { get: () => Date.now() });
-  const keys = enqueue(store.db, 'postgres', Array.from({ length: 120 }, (_, i) => sampleResult(i)), Date.now());
+  const keys = enqueue(
+    store.db,
+    'postgres',
+    Array.from({ length: 120 }, (_, i) => sampleResult(i)),
+    Date.now(),
+  );
   const sink = createPostgresSink({
-    url: proxy.url(db.url), schema: db.schema, poolSize: 1, gatewayId: 'gw-outage', connectTimeoutMs: 1_000, idleTimeoutMs: 100,
+    url: proxy.url(db.url),
+    schema: db.schema,
+    poolSize: 1,
+    gatewayId: 'gw-outage',
+    connectTimeoutMs: 1_000,
+    idleTimeoutMs: 100,
   });
   const policy = { backoff: { baseMs: 50, capMs: 500 }, probeIntervalMs: 100, failureThreshold: 5, batchSize: 10, inFlight: 2 };
   const drain = new Drain({ sink, outbox: store.outbox, policy, clock: systemClock, random: Math.random });

@@ -57,7 +57,8 @@ beforeAll(async () => {
   await db.pool.query(`GRANT USAGE ON SCHEMA "${db.schema}" TO "${role}"; GRANT ALL ON ALL TABLES IN SCHEMA "${db.schema}" TO "${role}";
     GRANT ALL ON ALL SEQUENCES IN SCHEMA "${db.schema}" TO "${role}"`);
   // Without its password the role must be refused, or the server is not checking and this suite proves nothing.
-  if ((await connectError({ connectionString: urlAs(role) })) === null) missing = `the server trusts ${role}: pg_hba.conf lacks the ${GROUP} entry (.ci/pg-password-auth.sh)`;
+  if ((await connectError({ connectionString: urlAs(role) })) === null)
+    missing = `the server trusts ${role}: pg_hba.conf lacks the ${GROUP} entry (.ci/pg-password-auth.sh)`;
 });
 afterAll(async () => {
   if (server) await db.pool.query(`DROP OWNED BY "${role}"; DROP ROLE IF EXISTS "${role}"`).catch(() => {});

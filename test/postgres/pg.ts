@@ -56,7 +56,19 @@ export async function audited(db: TestDatabase): Promise<Map<string, string[]>> 
 
 /** An outbox row as the store hands it to the sink (no SQLite needed); `supersedes` set as on a person's forward. */
 export function outboxRow(id: number, result: KeyedResult, supersedes?: string): OutboxRow {
-  const payload = { ...buildPayload(result, { receivedAt: Date.UTC(2026, 6, 1, 14, 31), rawSha256: 'f'.repeat(64) }), ...(supersedes === undefined ? {} : { supersedes }) };
+  const payload = {
+    ...buildPayload(result, { receivedAt: Date.UTC(2026, 6, 1, 14, 31), rawSha256: 'f'.repeat(64) }),
+    ...(supersedes === undefined ? {} : { supersedes }),
+  };
   const text = JSON.stringify(payload);
-  return { id, sink: 'postgres', dedupKey: payload.dedupKey, recordId: payload.recordId, attempts: 0, etag: null, payload: text, payloadSha256: sha256Hex(text) };
+  return {
+    id,
+    sink: 'postgres',
+    dedupKey: payload.dedupKey,
+    recordId: payload.recordId,
+    attempts: 0,
+    etag: null,
+    payload: text,
+    payloadSha256: sha256Hex(text),
+  };
 }

@@ -59,7 +59,9 @@ it.runIf(server)('loads, absorbs, reports conflicts and applies a forwarded corr
     const changedPayload = row.payload.replace('"valueText":"4.1","value":4.1', '"valueText":"9.9","value":9.9');
     // A version the store really wrote: its digest matches (a row whose digest does not is a dead letter, never sent).
     const changed = { ...row, payload: changedPayload, payloadSha256: sha256Hex(changedPayload) };
-    expect(await sink.deliver([changed], never)).toEqual([expect.objectContaining({ kind: 'conflict', theirs: expect.stringContaining('"value_text":"4.1"') })]);
+    expect(await sink.deliver([changed], never)).toEqual([
+      expect.objectContaining({ kind: 'conflict', theirs: expect.stringContaining('"value_text":"4.1"') }),
+    ]);
     expect(await sink.deliver([correctionOf(1)], never)).toEqual([{ kind: 'delivered', detail: 'corrected' }]);
     for (const column of ['dedup_key', 'accession', 'analyte_loinc', 'instrument_id', 'resulted_at', 'record_id', 'first_loaded_at']) {
       await expect(pool.query(`UPDATE "${db.schema}".result_load SET ${column} = ${column}`)).rejects.toMatchObject({ code: '42501' });

@@ -92,7 +92,10 @@ describe('postgres sink', () => {
     const batch = rows([sampleResult(30), sampleResult(31)]);
     const outcomes = await dead.deliver(batch, never);
     await dead.close();
-    expect(outcomes).toEqual([expect.objectContaining({ kind: 'retry', scope: 'unreachable' }), expect.objectContaining({ kind: 'retry', scope: 'unreachable' })]);
+    expect(outcomes).toEqual([
+      expect.objectContaining({ kind: 'retry', scope: 'unreachable' }),
+      expect.objectContaining({ kind: 'retry', scope: 'unreachable' }),
+    ]);
   });
 
   it('runs its own sessions with jit off', async () => {

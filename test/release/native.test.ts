@@ -60,7 +60,11 @@ const serial = (dir: string, file: string): string => `node_modules/@serialport/
 
 describe('surveyNative and misfits', () => {
   it('take the target from the built files; a prebuilt package needs its own build for that target', () => {
-    const root = tree({ [sqliteAt]: sqlite, [serial('linux-x64', 'a.glibc.node')]: prebuilt.x64, [serial('linux-arm64', 'a.armv8.glibc.node')]: prebuilt.arm64 });
+    const root = tree({
+      [sqliteAt]: sqlite,
+      [serial('linux-x64', 'a.glibc.node')]: prebuilt.x64,
+      [serial('linux-arm64', 'a.armv8.glibc.node')]: prebuilt.arm64,
+    });
     const survey = surveyNative(root);
     expect(survey.decided).toEqual({ platform: 'linux', arch: process.arch, modules });
     expect(survey.problems).toEqual([]);
@@ -76,11 +80,17 @@ describe('surveyNative and misfits', () => {
       `${serial('linux-arm64', 'a.armv8.glibc.node')} is labelled linux-arm64 but is a linux-x64 napi binary`,
     ]);
     const muslOnly = tree({ [serial('linux-arm64', 'a.armv8.musl.node')]: prebuilt.arm64musl });
-    expect(misfits(surveyNative(muslOnly), arm64)).toEqual([`node_modules/@serialport/bindings-cpp has no prebuilt binary for linux-arm64 (Node ABI ${modules}) that fits`]);
+    expect(misfits(surveyNative(muslOnly), arm64)).toEqual([
+      `node_modules/@serialport/bindings-cpp has no prebuilt binary for linux-arm64 (Node ABI ${modules}) that fits`,
+    ]);
   });
 
   it('report built files that disagree with each other, and files that are no binary', () => {
-    const root = tree({ [sqliteAt]: sqlite, 'node_modules/other/build/Release/other.node': prebuilt.arm64, 'node_modules/junk/x.node': join(repo, 'package.json') });
+    const root = tree({
+      [sqliteAt]: sqlite,
+      'node_modules/other/build/Release/other.node': prebuilt.arm64,
+      'node_modules/junk/x.node': join(repo, 'package.json'),
+    });
     expect(surveyNative(root).problems).toEqual([
       'node_modules/junk/x.node: not an ELF, Mach-O or PE file',
       expect.stringMatching(/^built native modules are for different machines: .*\(linux-x64\), .*other\.node \(linux-arm64\)$/),
@@ -105,7 +115,10 @@ describe('the manifest', () => {
   it('is refused when it is missing, malformed, or says something its files contradict', () => {
     const root = tree({ [sqliteAt]: sqlite });
     expect(readManifest(root)).toEqual({ kind: 'invalid', problems: [`no ${MANIFEST_FILE}: not made by this installer's --pack`] });
-    writeFileSync(join(root, MANIFEST_FILE), JSON.stringify({ name: 'labgate', version: '1 2', commit: 'c', platform: 'linux', arch: 'x64', modules: '115', native: [] }));
+    writeFileSync(
+      join(root, MANIFEST_FILE),
+      JSON.stringify({ name: 'labgate', version: '1 2', commit: 'c', platform: 'linux', arch: 'x64', modules: '115', native: [] }),
+    );
     expect(readManifest(root)).toEqual({ kind: 'invalid', problems: [`${MANIFEST_FILE}: missing or malformed version, modules, storeSchema`] });
     const built = buildManifest(root, facts);
     if (built.kind !== 'ok') throw new Error('expected a manifest');

@@ -81,12 +81,18 @@ describe('check-config and the files a configuration names', () => {
     const config = (name: string): object => ({ sinks: { postgres: { passwordFile: `/run/credentials/labgate.service/secret_${name}` } } });
     expect(fileChecks(config('pg-password'), '/etc/labgate/labgate.yaml', { probe })).toEqual({ problems: [], warnings: [] });
     expect(fileChecks(config('lims-token'), '/etc/labgate/labgate.yaml', { probe }).problems).toEqual([
-      { path: 'sinks.postgres.passwordFile', message: '/run/credentials/labgate.service/secret_lims-token does not exist, nor its LoadCredential source /etc/labgate/credentials/lims-token' },
+      {
+        path: 'sinks.postgres.passwordFile',
+        message: '/run/credentials/labgate.service/secret_lims-token does not exist, nor its LoadCredential source /etc/labgate/credentials/lims-token',
+      },
     ]);
     // As the service user the source directory cannot be read: a warning, not a failure.
     const denied: Probe = (path) => (path.startsWith('/etc/labgate/credentials/') ? { code: 'EACCES' } : probe(path));
     expect(fileChecks(config('pg-password'), '/etc/labgate/labgate.yaml', { probe: denied }).warnings).toEqual([
-      { path: 'sinks.postgres.passwordFile', message: '/etc/labgate/credentials/pg-password cannot be checked as this user (permission denied); run check-config as root' },
+      {
+        path: 'sinks.postgres.passwordFile',
+        message: '/etc/labgate/credentials/pg-password cannot be checked as this user (permission denied); run check-config as root',
+      },
     ]);
   });
 
@@ -100,7 +106,10 @@ sinks:
     const result = parseConfigText(text);
     expect(result.kind === 'invalid' ? result.problems : []).toEqual([
       { path: 'sinks.lims.auth.tokenUrl', message: "must not carry a credential in its query (client_secret); use the auth section's secret file" },
-      { path: 'sinks.lims.baseUrl', message: 'must not contain a user or password; put the secret in the file its auth section names (tokenFile, clientSecretFile)' },
+      {
+        path: 'sinks.lims.baseUrl',
+        message: 'must not contain a user or password; put the secret in the file its auth section names (tokenFile, clientSecretFile)',
+      },
     ]);
   });
 
@@ -113,13 +122,27 @@ sinks:
     }
     const r = await checkConfig('--config', write(dir, 'bomb.yaml', `${levels.join('\n')}\ngateway: {id: gw1}\n`, 0o640));
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/^.*bomb\.yaml: 1 problem\n {2}\(yaml\): refused: excessive alias count indicates a resource exhaustion attack \(more than 100 alias expansions\)\n$/);
+    expect(r.err).toMatch(
+      /^.*bomb\.yaml: 1 problem\n {2}\(yaml\): refused: excessive alias count indicates a resource exhaustion attack \(more than 100 alias expansions\)\n$/,
+    );
   });
 });
 
 describe('loopback: check-config and run agree', () => {
   it('requires a token file exactly where the listener would demand one', () => {
-    for (const host of ['127.0.0.1', '127.9.9.9', '::1', '[::1]', 'LOCALHOST', 'lab.localhost', '::ffff:127.0.0.1', '127.evil.example', '127.0.0.1.nip.io', '0.0.0.0', '10.0.0.5']) {
+    for (const host of [
+      '127.0.0.1',
+      '127.9.9.9',
+      '::1',
+      '[::1]',
+      'LOCALHOST',
+      'lab.localhost',
+      '::ffff:127.0.0.1',
+      '127.evil.example',
+      '127.0.0.1.nip.io',
+      '0.0.0.0',
+      '10.0.0.5',
+    ]) {
       const result = parseConfigText(`gateway: {id: gw1, http: {host: "${host}"}}\n`);
       const checkConfigDemands = result.kind === 'invalid' && result.problems.some((p) => p.path === 'gateway.http.tokenFile');
       let runDemands = false;

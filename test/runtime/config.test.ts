@@ -115,7 +115,10 @@ instruments:
   - {id: c, driver: astm, timezone: UTC, transport: {kind: serial, path: /dev/labgate/port4, dataBits: 9, parity: mark}}
 `);
     expect(wrong.kind === 'invalid' ? wrong.problems.map((p) => p.path) : []).toEqual([
-      'instruments[0].driver', 'instruments[1].driver', 'instruments[2].transport.dataBits', 'instruments[2].transport.parity',
+      'instruments[0].driver',
+      'instruments[1].driver',
+      'instruments[2].transport.dataBits',
+      'instruments[2].transport.parity',
     ]);
   });
 

@@ -3,7 +3,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { endpointFor } from '../../src/transport/endpoint.js';
 import { isMissingDevice } from '../../src/transport/supervisor.js';
 
-const serial = { kind: 'serial' as const, path: '/dev/labgate-mock0', baudRate: 9600, dataBits: 8 as const, parity: 'none' as const, stopBits: 1 as const, rtscts: false };
+const serial = {
+  kind: 'serial' as const,
+  path: '/dev/labgate-mock0',
+  baudRate: 9600,
+  dataBits: 8 as const,
+  parity: 'none' as const,
+  stopBits: 1 as const,
+  rtscts: false,
+};
 const mockPort = (options: ConstructorParameters<typeof SerialPort>[0]): SerialPort => new SerialPortMock(options) as unknown as SerialPort;
 
 afterEach(() => SerialPortMock.binding.reset());

@@ -106,7 +106,7 @@ describe('an upgrade of a service that keeps failing', () => {
   it('restarts and watches the new release, which may be the fix', () => {
     const r = new Root(scratchDir('upgrade-root'));
     roots.push(r);
-    const looping = variant(v1, dir, 'loop', version('0.1.1'), atRunStart("process.exit(1);"));
+    const looping = variant(v1, dir, 'loop', version('0.1.1'), atRunStart('process.exit(1);'));
     const first = r.install('--source', looping, '--start');
     expect(first.status).toBe(1);
     expect(first.stderr).toMatch(/no previous release to return to; 0\.1\.1-loop stays current/);
@@ -150,7 +150,11 @@ describe('the store across versions', () => {
 
     const back = r.install('--rollback');
     expect(back.status).toBe(1);
-    expect(back.stderr).toMatch(new RegExp(`would refuse the store in .* \\(STORE_SCHEMA_NEWER\\): labgate\\.db has store schema ${schema + 1}, and this labgate reads schema ${schema} at most`));
+    expect(back.stderr).toMatch(
+      new RegExp(
+        `would refuse the store in .* \\(STORE_SCHEMA_NEWER\\): labgate\\.db has store schema ${schema + 1}, and this labgate reads schema ${schema} at most`,
+      ),
+    );
     expect(back.stderr).toMatch(new RegExp(`not rolled back: ${v1Name} fails its smoke test`));
     expect([r.link('current'), runningRelease(r), r.service().invocation]).toEqual(['0.2.0-v2mig', '0.2.0-v2mig', running]);
   });
@@ -161,17 +165,33 @@ describe('the store across versions', () => {
     r.systemctl('stop', 'labgate.service');
     const db = join(r.dataDir, 'labgate.db');
     const before = readFileSync(db);
-    const old = spawnSync(process.execPath, [join(r.root, 'opt/labgate/releases', v1Name, 'bin/labgate.js'), 'run', '--config', join(r.root, 'etc/labgate/labgate.yaml')], {
-      encoding: 'utf8',
-    });
+    const old = spawnSync(
+      process.execPath,
+      [join(r.root, 'opt/labgate/releases', v1Name, 'bin/labgate.js'), 'run', '--config', join(r.root, 'etc/labgate/labgate.yaml')],
+      {
+        encoding: 'utf8',
+      },
+    );
     expect(old.status).toBe(1);
-    expect(old.stderr).toMatch(new RegExp(`^labgate run: labgate\\.db has store schema ${schema + 1}, and this labgate reads schema ${schema} at most: a newer labgate has migrated it`, 'm'));
+    expect(old.stderr).toMatch(
+      new RegExp(
+        `^labgate run: labgate\\.db has store schema ${schema + 1}, and this labgate reads schema ${schema} at most: a newer labgate has migrated it`,
+        'm',
+      ),
+    );
     expect(readFileSync(db).equals(before)).toBe(true);
   });
 
   it('a release that migrates the store and then fails is not rolled back onto the migrated store', () => {
     const r = runningV1();
-    const failing = variant(v1, dir, 'v2migfail', version('0.2.0'), extraMigration, beforeReady("throw new Error('simulated failure after the store opened');"));
+    const failing = variant(
+      v1,
+      dir,
+      'v2migfail',
+      version('0.2.0'),
+      extraMigration,
+      beforeReady("throw new Error('simulated failure after the store opened');"),
+    );
     const run = r.install('--source', failing);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/0\.2\.0-v2migfail failed to start/);

@@ -155,7 +155,10 @@ describe('install.sh refuses, before touching anything', () => {
     const arm = variant(tree, dir, 'arm64pack', (t) => replaceFile(join(t, sqliteNode), readFileSync(arm64Binary)));
     const m = JSON.parse(readFileSync(join(arm, MANIFEST_FILE), 'utf8')) as Manifest;
     expect(m).toMatchObject({ platform: 'linux', arch: 'arm64' });
-    const stderr = refused(tarOf(arm, join(dir, 'arm64.tar')), new RegExp(`packed for linux-arm64, Node ABI ${modules}; this machine's node is ${here}, Node ABI ${modules}`));
+    const stderr = refused(
+      tarOf(arm, join(dir, 'arm64.tar')),
+      new RegExp(`packed for linux-arm64, Node ABI ${modules}; this machine's node is ${here}, Node ABI ${modules}`),
+    );
     expect(stderr).toMatch(new RegExp(`Make a tarball for ${here}, Node ABI ${modules}`));
     expect(stderr).toMatch(/on this machine: npm ci && systemd\/install\.sh --pack DIR/);
   });

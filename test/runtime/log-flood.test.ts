@@ -17,7 +17,6 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-
 async function freePort(): Promise<number> {
   const probe = createServer();
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
@@ -40,8 +39,14 @@ describe('an instrument flooding the gateway with bad frames', () => {
     const log = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string; level: number }) } });
     const events: DriverEvent[] = [];
     const [handle] = superviseInstruments(parsed.config, {
-      bound: () => bound.instruments, ingest: () => ({ kind: 'unavailable', reason: 'test' }), accepting: () => true,
-      clock: systemClock, random: () => 0.5, log, metrics: new Metrics({ now: () => Date.now() }), onEvent: (_i, e) => void events.push(e),
+      bound: () => bound.instruments,
+      ingest: () => ({ kind: 'unavailable', reason: 'test' }),
+      accepting: () => true,
+      clock: systemClock,
+      random: () => 0.5,
+      log,
+      metrics: new Metrics({ now: () => Date.now() }),
+      onEvent: (_i, e) => void events.push(e),
     });
     cleanups.push(async () => {
       await handle!.supervisor.stop();
@@ -50,13 +55,17 @@ describe('an instrument flooding the gateway with bad frames', () => {
     });
     handle!.supervisor.start();
     let analyzer: Socket | undefined;
-    await until(() => {
-      if (!analyzer || analyzer.destroyed) {
-        analyzer = createConnection(port, '127.0.0.1');
-        analyzer.on('error', () => {});
-      }
-      return handle!.supervisor.snapshot().state === 'connected';
-    }, 10_000, 'the analyzer connected');
+    await until(
+      () => {
+        if (!analyzer || analyzer.destroyed) {
+          analyzer = createConnection(port, '127.0.0.1');
+          analyzer.on('error', () => {});
+        }
+        return handle!.supervisor.snapshot().state === 'connected';
+      },
+      10_000,
+      'the analyzer connected',
+    );
     cleanups.push(() => void analyzer!.destroy());
     let received = '';
     analyzer!.on('data', (d: Buffer) => (received += d.toString('latin1')));

@@ -5,7 +5,10 @@ import { ManualClock } from '../fixtures/manual-clock.js';
 
 function capture(): { log: Log; lines: { level: string; obj: object; msg: string | undefined }[] } {
   const lines: { level: string; obj: object; msg: string | undefined }[] = [];
-  const at = (level: string) => (obj: object, msg?: string): void => void lines.push({ level, obj, msg });
+  const at =
+    (level: string) =>
+    (obj: object, msg?: string): void =>
+      void lines.push({ level, obj, msg });
   return { log: { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug'), fatal: at('fatal') }, lines };
 }
 
@@ -21,7 +24,9 @@ describe('LogSummary', () => {
       { level: 'error', obj: { err: 'EPIPE' }, msg: 'astm write failed' },
     ]);
     clock.advance(10_000);
-    expect(lines.slice(2)).toEqual([{ level: 'warn', obj: { reason: 'nak 999', repeated: 999, intervalMs: 10_000 }, msg: 'astm link (repeated 999 more times)' }]);
+    expect(lines.slice(2)).toEqual([
+      { level: 'warn', obj: { reason: 'nak 999', repeated: 999, intervalMs: 10_000 }, msg: 'astm link (repeated 999 more times)' },
+    ]);
   });
 
   it('keeps summarizing a steady flood once per interval and logs at once again after a quiet interval', () => {

@@ -11,7 +11,15 @@ function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; 
       cb();
     },
   });
-  return { stream, text: () => text, lines: () => text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    stream,
+    text: () => text,
+    lines: () =>
+      text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 describe('logger', () => {

@@ -38,14 +38,7 @@ describe('SystemdNotifier', () => {
     stop();
     await clock.advanceSettling(30_000);
     await n.stopping();
-    expect(calls).toEqual([
-      ['READY=1', 'STATUS=3 instruments, 2 sinks'],
-      ['WATCHDOG=1'],
-      ['WATCHDOG=1'],
-      ['WATCHDOG=1'],
-      ['WATCHDOG=1'],
-      ['STOPPING=1'],
-    ]);
+    expect(calls).toEqual([['READY=1', 'STATUS=3 instruments, 2 sinks'], ['WATCHDOG=1'], ['WATCHDOG=1'], ['WATCHDOG=1'], ['WATCHDOG=1'], ['STOPPING=1']]);
   });
 
   it('ignores a watchdog meant for another pid, and logs instead of throwing when the binary fails', async () => {
@@ -76,7 +69,10 @@ describe('SystemdNotifier', () => {
       await n.watchdog();
       await n.stopping();
       await until(() => out.includes('STOPPING=1'));
-      const lines = out.trim().split('\n').filter((l) => l !== 'BARRIER=1');
+      const lines = out
+        .trim()
+        .split('\n')
+        .filter((l) => l !== 'BARRIER=1');
       expect(lines).toEqual(['listening', 'READY=1 STATUS=2 instruments', 'WATCHDOG=1', 'STOPPING=1']);
     } finally {
       sink.kill();

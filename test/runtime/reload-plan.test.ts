@@ -60,7 +60,10 @@ describe('planReload', () => {
   });
 
   it('restarts an instrument whose detected settings were copied in (detection stops, the driver starts)', () => {
-    const detecting = base.replace('{id: urine1, driver: astm, timezone: UTC, transport: {kind: serial, path: /dev/c}}', '{id: urine1, driver: auto, timezone: UTC, transport: {kind: serial, path: /dev/c, baudRate: auto}}');
+    const detecting = base.replace(
+      '{id: urine1, driver: astm, timezone: UTC, transport: {kind: serial, path: /dev/c}}',
+      '{id: urine1, driver: auto, timezone: UTC, transport: {kind: serial, path: /dev/c, baudRate: auto}}',
+    );
     const plan = planReload(config(detecting), config(base));
     expect(plan.restarted.map((r) => [r.instrument.id, r.why])).toEqual([['urine1', ['driver', 'transport']]]);
   });

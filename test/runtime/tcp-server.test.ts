@@ -24,7 +24,6 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-
 /** A client socket from `localAddress` (any 127.x.y.z is this machine); `closed()` turns true when the server drops it. */
 async function dial(port: number, localAddress = '127.0.0.1'): Promise<{ socket: Socket; closed: () => boolean }> {
   const socket = createConnection({ host: '127.0.0.1', port, localAddress });
@@ -136,8 +135,13 @@ describe('PortSupervisor over a listening endpoint', () => {
     const { endpoint, port } = await listening();
     const sessions: Transport[] = [];
     const supervisor = new PortSupervisor({
-      instrument: 'bs240', endpoint: endpoint.description, open: (signal) => endpoint.open(signal),
-      attach: (t) => (sessions.push(t), { stop: async () => {} }), clock, log: quiet, listening: true,
+      instrument: 'bs240',
+      endpoint: endpoint.description,
+      open: (signal) => endpoint.open(signal),
+      attach: (t) => (sessions.push(t), { stop: async () => {} }),
+      clock,
+      log: quiet,
+      listening: true,
     });
     cleanups.push(() => supervisor.stop());
     supervisor.start();
@@ -163,8 +167,13 @@ describe('PortSupervisor over a listening endpoint', () => {
     cleanups.push(() => new Promise<void>((r) => taken.close(() => r())));
     const endpoint = new TcpServerEndpoint({ host: '127.0.0.1', port: (taken.address() as AddressInfo).port });
     const supervisor = new PortSupervisor({
-      instrument: 'bs240', endpoint: endpoint.description, open: (signal) => endpoint.open(signal),
-      attach: () => ({ stop: async () => {} }), clock, log: quiet, listening: true,
+      instrument: 'bs240',
+      endpoint: endpoint.description,
+      open: (signal) => endpoint.open(signal),
+      attach: () => ({ stop: async () => {} }),
+      clock,
+      log: quiet,
+      listening: true,
     });
     cleanups.push(() => supervisor.stop());
     supervisor.start();
@@ -192,8 +201,13 @@ describe('refused connections on a configured instrument', () => {
     const log = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) } });
     const metrics = new Metrics({ now: () => Date.now() });
     const [handle] = superviseInstruments(config, {
-      bound: () => bound.instruments, ingest: () => ({ kind: 'unavailable', reason: 'test' }), accepting: () => true,
-      clock: systemClock, random: () => 0.5, log, metrics,
+      bound: () => bound.instruments,
+      ingest: () => ({ kind: 'unavailable', reason: 'test' }),
+      accepting: () => true,
+      clock: systemClock,
+      random: () => 0.5,
+      log,
+      metrics,
     });
     cleanups.push(async () => {
       await handle!.supervisor.stop();

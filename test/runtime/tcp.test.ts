@@ -111,7 +111,9 @@ describe('TcpClientEndpoint (labgate connects)', () => {
       sockets.push(s);
       s.on('data', (d: Buffer) => (text += d.toString('latin1')));
     });
-    return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, sockets, text: () => text })));
+    return new Promise((resolve) =>
+      server.listen(port, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, sockets, text: () => text })),
+    );
   }
 
   it('rejects with ECONNREFUSED when nothing listens', async () => {

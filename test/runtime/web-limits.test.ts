@@ -12,7 +12,6 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-
 async function serve(limits: Partial<HttpLimits>, slow?: Promise<void>): Promise<{ server: WebServer; port: number }> {
   const server = new WebServer({
     host: '127.0.0.1',
@@ -21,7 +20,14 @@ async function serve(limits: Partial<HttpLimits>, slow?: Promise<void>): Promise
     limits,
     routes: [
       { method: 'GET', path: '/healthz', handler: (_req, res) => send(res, 200, 'text/plain', 'ok\n') },
-      { method: 'GET', path: '/slow', handler: async (_req, res) => { await slow; send(res, 200, 'text/plain', 'slow\n'); } },
+      {
+        method: 'GET',
+        path: '/slow',
+        handler: async (_req, res) => {
+          await slow;
+          send(res, 200, 'text/plain', 'slow\n');
+        },
+      },
     ],
   });
   cleanups.push(() => server.stop());
@@ -67,7 +73,10 @@ describe('WebServer connection limits', () => {
     expect(server.connections().open).toBeLessThanOrEqual(8);
     const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) });
     expect(await res.text()).toBe('ok\n');
-    expect(flood.slice(0, 30).every((f) => f.closed()), 'the oldest idle sockets were closed').toBe(true);
+    expect(
+      flood.slice(0, 30).every((f) => f.closed()),
+      'the oldest idle sockets were closed',
+    ).toBe(true);
     expect(server.connections()).toMatchObject({ refused: 0 });
     expect(server.connections().evicted).toBeGreaterThanOrEqual(32);
   });

@@ -136,7 +136,13 @@ describe('WebServer guard', () => {
       port: 0,
       log: { ...quiet, error: (obj) => void logged.push(obj) },
       routes: [
-        { method: 'GET', path: '/sync', handler: () => { throw new Error('sync'); } },
+        {
+          method: 'GET',
+          path: '/sync',
+          handler: () => {
+            throw new Error('sync');
+          },
+        },
         { method: 'GET', path: '/async', handler: async () => Promise.reject(new Error('async')) },
         { method: 'GET', path: '/ok', handler: (_req, res) => void res.end('ok') },
       ],

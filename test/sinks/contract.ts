@@ -53,7 +53,7 @@ export function sinkContract(title: string, make: () => Promise<SinkHarness>): v
   };
 
   describe(`sink contract: ${title}`, () => {
-    it('one outcome per row, in the rows\' order, a refused row among delivered ones', () =>
+    it("one outcome per row, in the rows' order, a refused row among delivered ones", () =>
       within(async (h, row) => {
         const rows = [1, 2, 3, 4, 5].map((i) => row(i, i));
         await h.refuse(rows[1]!);
@@ -72,7 +72,10 @@ export function sinkContract(title: string, make: () => Promise<SinkHarness>): v
         const outs = await h.sink.deliver(batch, live());
         expect(outs).toHaveLength(batch.length);
         expect(outs[3]!.kind).toBe('delivered');
-        expect(outs.slice(0, 3).map((o) => o.kind === 'dead' || o.kind === 'retry'), JSON.stringify(outs)).toEqual([true, true, true]);
+        expect(
+          outs.slice(0, 3).map((o) => o.kind === 'dead' || o.kind === 'retry'),
+          JSON.stringify(outs),
+        ).toEqual([true, true, true]);
         await h.outage(true);
         await expect(h.sink.deliver([row(2, 2)], live())).resolves.toHaveLength(1);
       }));
@@ -100,9 +103,15 @@ export function sinkContract(title: string, make: () => Promise<SinkHarness>): v
         const rows = [row(1, 1), row(2, 2)];
         await h.outage(true);
         const outs = await h.sink.deliver(rows, live());
-        expect(outs.every((o) => o.kind === 'retry'), JSON.stringify(outs)).toBe(true);
+        expect(
+          outs.every((o) => o.kind === 'retry'),
+          JSON.stringify(outs),
+        ).toBe(true);
         // Sink-wide evidence (delivery/contract.ts): at least once per failed exchange, never only the records' own waits.
-        expect(outs.some((o) => o.kind === 'retry' && (o.scope === 'sink' || o.scope === 'unreachable')), JSON.stringify(outs)).toBe(true);
+        expect(
+          outs.some((o) => o.kind === 'retry' && (o.scope === 'sink' || o.scope === 'unreachable')),
+          JSON.stringify(outs),
+        ).toBe(true);
         await h.outage(false);
         expect(kinds(await h.sink.deliver(rows, live()))).toEqual(['delivered', 'delivered']);
       }));

@@ -20,4 +20,4 @@ async function limsHarness(wrap: boolean): Promise<SinkHarness> {
 }
 
 sinkContract('LIMS', () => limsHarness(false));
-sinkContract('the demo\'s observed sink (over the LIMS sink)', () => limsHarness(true));
+sinkContract("the demo's observed sink (over the LIMS sink)", () => limsHarness(true));

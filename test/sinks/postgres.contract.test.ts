@@ -10,7 +10,12 @@ sinkContract('PostgreSQL', async () => {
   const target = new URL(db.url);
   const proxy = await TcpProxy.start(target.hostname, Number(target.port || 5432));
   const sink = createPostgresSink({
-    url: proxy.url(db.url), schema: db.schema, poolSize: 1, gatewayId: 'gw-contract', connectTimeoutMs: 1_000, idleTimeoutMs: 100,
+    url: proxy.url(db.url),
+    schema: db.schema,
+    poolSize: 1,
+    gatewayId: 'gw-contract',
+    connectTimeoutMs: 1_000,
+    idleTimeoutMs: 100,
   });
   let refusals = 0;
   return {

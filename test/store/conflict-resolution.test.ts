@@ -10,8 +10,18 @@ import { resultIdSql } from '../../src/store/layout.js';
 
 const fresh = scratchPerTest();
 
-type OutboxRow = { id: number; sink: string; state: string; attempts: number; etag: string | null; payload: string; payload_sha256: string; next_attempt_at: number };
-const outbox = (store: Store): OutboxRow[] => store.db.prepare(`SELECT o.*, r.payload, r.payload_sha256 FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} ORDER BY o.id`).all() as OutboxRow[];
+type OutboxRow = {
+  id: number;
+  sink: string;
+  state: string;
+  attempts: number;
+  etag: string | null;
+  payload: string;
+  payload_sha256: string;
+  next_attempt_at: number;
+};
+const outbox = (store: Store): OutboxRow[] =>
+  store.db.prepare(`SELECT o.*, r.payload, r.payload_sha256 FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} ORDER BY o.id`).all() as OutboxRow[];
 const key = dedupKey(result(1));
 const corrected = result(1, { valueText: '6.3', value: 6.3 });
 
@@ -20,9 +30,19 @@ function delivered(s: ReturnType<typeof fresh>): Store {
   const store = s.open();
   store.ingest(message([result(1)]));
   const pg = store.outbox.claimDue('postgres', 10);
-  store.outbox.recordOutcomes('postgres', pg, pg.map(() => ({ kind: 'delivered' })), pg.map(() => null));
+  store.outbox.recordOutcomes(
+    'postgres',
+    pg,
+    pg.map(() => ({ kind: 'delivered' })),
+    pg.map(() => null),
+  );
   const lims = store.outbox.claimDue('lims', 10);
-  store.outbox.recordOutcomes('lims', lims, lims.map(() => ({ kind: 'delivered', etag: '"v1"' })), lims.map(() => null));
+  store.outbox.recordOutcomes(
+    'lims',
+    lims,
+    lims.map(() => ({ kind: 'delivered', etag: '"v1"' })),
+    lims.map(() => null),
+  );
   s.clock.advance(60_000);
   store.ingest(message([corrected]));
   return store;
@@ -41,7 +61,9 @@ describe('store.resolveConflict', () => {
     const row = store.db.prepare('SELECT resolution, resolved_by, resolved_at FROM conflicts').get();
     expect(row).toEqual({ resolution: 'kept', resolved_by: 'web:0a1b', resolved_at: s.clock.now() });
     const audit = store.db.prepare(`SELECT actor, action, subject, detail FROM audit WHERE action LIKE 'conflict-%'`).all();
-    expect(audit).toEqual([{ actor: 'web:0a1b', action: 'conflict-kept', subject: key, detail: JSON.stringify({ conflictId: conflict!.id, origin: 'ingest', queued: [] }) }]);
+    expect(audit).toEqual([
+      { actor: 'web:0a1b', action: 'conflict-kept', subject: key, detail: JSON.stringify({ conflictId: conflict!.id, origin: 'ingest', queued: [] }) },
+    ]);
   });
 
   it('forward (ingest): the incoming version becomes the stored result and goes to every sink as a correction', () => {
@@ -64,8 +86,13 @@ describe('store.resolveConflict', () => {
       expect(JSON.parse(row.payload)).toEqual(forwarded);
       expect(row.payload_sha256).toBe(sha256Hex(row.payload));
     }
-    expect(store.outbox.counts().map((c) => [c.sink, c.pending, c.sent])).toEqual([['lims', 1, 0], ['postgres', 1, 0]]);
-    expect(store.db.prepare(`SELECT actor, action FROM audit WHERE action = 'conflict-forwarded'`).all()).toEqual([{ actor: 'web:0a1b', action: 'conflict-forwarded' }]);
+    expect(store.outbox.counts().map((c) => [c.sink, c.pending, c.sent])).toEqual([
+      ['lims', 1, 0],
+      ['postgres', 1, 0],
+    ]);
+    expect(store.db.prepare(`SELECT actor, action FROM audit WHERE action = 'conflict-forwarded'`).all()).toEqual([
+      { actor: 'web:0a1b', action: 'conflict-forwarded' },
+    ]);
 
     // The corrected version is now what is stored: its replay is absorbed, the old one is a new conflict.
     expect(store.ingest(message([corrected]))).toMatchObject({ absorbed: 1, conflicts: 0 });
@@ -81,7 +108,12 @@ describe('store.resolveConflict', () => {
     store.ingest(message([corrected]));
     const [conflict] = store.openConflicts(10);
     store.resolveConflict(conflict!.id, 'forward', 'web-local');
-    store.outbox.recordOutcomes('postgres', inFlight, inFlight.map(() => ({ kind: 'delivered' })), inFlight.map(() => null));
+    store.outbox.recordOutcomes(
+      'postgres',
+      inFlight,
+      inFlight.map(() => ({ kind: 'delivered' })),
+      inFlight.map(() => null),
+    );
     const [again] = store.outbox.claimDue('postgres', 10);
     expect(again).toMatchObject({ id: inFlight[0]!.id });
     expect(JSON.parse(again!.payload)).toEqual({ ...JSON.parse(conflict!.incomingPayload), supersedes: clinicalContent(result(1)) });

@@ -25,8 +25,11 @@ function verify(store: Store, lastCommitted: number, round: number): number {
   // Every commit the child saw return is there: durable before the caller is told.
   expect(captures.length, `round ${round}`).toBeGreaterThanOrEqual(lastCommitted);
   const results = byCapture(store, 'SELECT capture_id AS capture, COUNT(*) AS n FROM results GROUP BY capture_id');
-  const outbox = byCapture(store, `SELECT r.capture_id AS capture, COUNT(*) AS n FROM outbox o
-    JOIN results r ON r.dedup_key = o.dedup_key GROUP BY r.capture_id`);
+  const outbox = byCapture(
+    store,
+    `SELECT r.capture_id AS capture, COUNT(*) AS n FROM outbox o
+    JOIN results r ON r.dedup_key = o.dedup_key GROUP BY r.capture_id`,
+  );
   const audit = byCapture(store, `SELECT json_extract(detail, '$.captureId') AS capture, COUNT(*) AS n FROM audit GROUP BY 1`);
   const replayCount = store.db.prepare("SELECT load_count FROM results WHERE accession = ? AND analyte_loinc = '2800-0'").pluck();
   captures.forEach((capture, index) => {

@@ -18,7 +18,12 @@ const scratch = scratchPerTest();
 /** Claims every due dispatch and records `outcomeOf` its order id. */
 function settle(store: Store, outcomeOf: (orderId: string) => Outcome): void {
   const rows = store.orders.dispatches.claimDue(DISPATCH_SINK, 100);
-  store.orders.dispatches.recordOutcomes(DISPATCH_SINK, rows, rows.map((r) => outcomeOf(r.recordId)), rows.map(() => null));
+  store.orders.dispatches.recordOutcomes(
+    DISPATCH_SINK,
+    rows,
+    rows.map((r) => outcomeOf(r.recordId)),
+    rows.map(() => null),
+  );
 }
 
 async function cli(args: string[]): Promise<{ code: number; out: string }> {
@@ -34,9 +39,20 @@ describe('dispatches in the store', () => {
     const s = scratch();
     const store = s.open();
     const t0 = s.clock.now();
-    store.orders.recordSent('chem-1', [{ orderId: 'sent-old', accession: 'A' }, { orderId: 'pending-old', accession: 'A' }, { orderId: 'dead-old', accession: 'A' }], t0, 'query');
+    store.orders.recordSent(
+      'chem-1',
+      [
+        { orderId: 'sent-old', accession: 'A' },
+        { orderId: 'pending-old', accession: 'A' },
+        { orderId: 'dead-old', accession: 'A' },
+      ],
+      t0,
+      'query',
+    );
     store.orders.recordSent('chem-1', [{ orderId: 'sent-new', accession: 'B' }], t0 + 20 * DAY, 'query');
-    settle(store, (id) => (id === 'pending-old' ? { kind: 'retry', reason: 'LIMS down' } : id === 'dead-old' ? { kind: 'dead', reason: '404' } : { kind: 'delivered' }));
+    settle(store, (id) =>
+      id === 'pending-old' ? { kind: 'retry', reason: 'LIMS down' } : id === 'dead-old' ? { kind: 'dead', reason: '404' } : { kind: 'delivered' },
+    );
     const counts = await pruneOnce(store.db, { results: t0 + 10 * DAY, audit: 0, now: t0 + 40 * DAY });
     expect(counts.dispatches).toBe(1);
     expect(store.orders.sentOf('chem-1', ['sent-old', 'pending-old', 'dead-old', 'sent-new'])).toEqual(new Set(['pending-old', 'dead-old', 'sent-new']));
@@ -45,7 +61,15 @@ describe('dispatches in the store', () => {
   it('a refused dispatch is listed and retried by `labgate dead-letter`, audited with the operator', async () => {
     const s = scratch();
     const store = s.open();
-    store.orders.recordSent('chem-1', [{ orderId: 'o1', accession: 'S1' }, { orderId: 'o2', accession: 'S1' }], s.clock.now(), 'query');
+    store.orders.recordSent(
+      'chem-1',
+      [
+        { orderId: 'o1', accession: 'S1' },
+        { orderId: 'o2', accession: 'S1' },
+      ],
+      s.clock.now(),
+      'query',
+    );
     settle(store, (id) => (id === 'o1' ? { kind: 'dead', reason: 'rejected by the LIMS: 404' } : { kind: 'delivered' }));
     const config = join(s.dataDir, 'labgate.yaml');
     writeFileSync(config, `gateway:\n  id: gw-1\n  dataDir: ${s.dataDir}\n`);

@@ -23,8 +23,11 @@ function verify(store: Store, acked: ReadonlySet<string>, refused: ReadonlySet<s
   expect(store.db.pragma('integrity_check', { simple: true }), `round ${round}`).toBe('ok');
   const captures = store.db.prepare('SELECT id, raw, result_count FROM captures ORDER BY id').all() as { id: number; raw: Buffer; result_count: number }[];
   const results = counts(store, 'SELECT capture_id AS capture, COUNT(*) AS n FROM results GROUP BY capture_id');
-  const outbox = counts(store, `SELECT r.capture_id AS capture, COUNT(*) AS n FROM outbox o
-    JOIN results r ON r.dedup_key = o.dedup_key GROUP BY r.capture_id`);
+  const outbox = counts(
+    store,
+    `SELECT r.capture_id AS capture, COUNT(*) AS n FROM outbox o
+    JOIN results r ON r.dedup_key = o.dedup_key GROUP BY r.capture_id`,
+  );
   const audit = counts(store, `SELECT json_extract(detail, '$.captureId') AS capture, COUNT(*) AS n FROM audit GROUP BY 1`);
   const held = new Set<string>();
   let total = 0;

@@ -13,8 +13,12 @@ describe('store.ingest', () => {
     const store = fresh().open();
     const summary = store.ingest(message([result(1), result(2)]));
     expect(summary).toEqual({ captureId: 1, inserted: 2, absorbed: 0, conflicts: 0, rejected: 0 });
-    const outbox = store.db.prepare(`SELECT o.sink, o.dedup_key, o.state, r.payload, r.payload_sha256
-      FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} ORDER BY o.id`).all() as {
+    const outbox = store.db
+      .prepare(
+        `SELECT o.sink, o.dedup_key, o.state, r.payload, r.payload_sha256
+      FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} ORDER BY o.id`,
+      )
+      .all() as {
       sink: string;
       dedup_key: string;
       state: string;
@@ -45,8 +49,10 @@ describe('store.ingest', () => {
     const summary = store.ingest(message([...results, result(5), result(40)]));
     expect(summary).toMatchObject({ inserted: 68, absorbed: 2, conflicts: 0 });
     const rows = store.db
-      .prepare(`SELECT o.id, o.sink, o.dedup_key AS key, r.id AS resultId, r.dedup_key AS resultKey
-        FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} ORDER BY o.id`)
+      .prepare(
+        `SELECT o.id, o.sink, o.dedup_key AS key, r.id AS resultId, r.dedup_key AS resultKey
+        FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} ORDER BY o.id`,
+      )
       .all() as { id: number; sink: string; key: string; resultId: number; resultKey: string }[];
     expect(rows).toHaveLength(136);
     expect(rows.every((r) => r.key === r.resultKey && r.id === outboxIdOf(r.resultId, r.sink === 'postgres' ? 0 : 1))).toBe(true);
@@ -95,7 +101,10 @@ describe('store.ingest', () => {
     expect(conflict!.reason).toContain('value');
     expect(conflict!.reason).toContain('flags');
     // The stored version is shown exactly as the outbox carries it.
-    const forwarded = store.db.prepare(`SELECT r.payload FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} LIMIT 1`).pluck().get();
+    const forwarded = store.db
+      .prepare(`SELECT r.payload FROM outbox o JOIN results r ON r.id = ${resultIdSql('o.id')} LIMIT 1`)
+      .pluck()
+      .get();
     expect(conflict!.storedPayload).toBe(forwarded);
     expect(JSON.parse(conflict!.incomingPayload)).toMatchObject({ result: { valueText: '6.3', source: { captureId: 2 } } });
     expect(store.counts()).toEqual({ results: 1, capturesAccepted: 3, capturesRejected: 0, openConflicts: 1 });

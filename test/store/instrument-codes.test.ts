@@ -15,7 +15,12 @@ afterEach(() => {
 
 const RECEIVED = Date.UTC(2026, 6, 1, 14, 30, 5);
 const at = (m: InboundMessage, receivedAt: number, instrumentId = 'chem-1'): InboundMessage => ({ ...m, capture: { ...m.capture, receivedAt, instrumentId } });
-const unmapped = (code: string, value: string, unit: string | null) => ({ reason: `unmapped test code '${code}'`, analyzerCode: code, accession: 'A1', observed: { value, unit } });
+const unmapped = (code: string, value: string, unit: string | null) => ({
+  reason: `unmapped test code '${code}'`,
+  analyzerCode: code,
+  accession: 'A1',
+  observed: { value, unit },
+});
 
 function opened(): { store: Store; reopen: () => Store } {
   const s = scratch();

@@ -43,10 +43,14 @@ describe('instrument day figures', () => {
     const store = opened(plus10);
     store.ingest(at(message([result(1)]), Date.UTC(2026, 6, 1, 13, 59, 0))); // 23:59 local on 1 July
     store.ingest(at(message([result(2)]), Date.UTC(2026, 6, 1, 14, 1, 0))); //  00:01 local on 2 July
-    expect(store.instrumentFigures('2026-07-01')).toEqual([{ instrumentId: 'chem-1', messages: 1, results: 1, rejected: 0, lastMessageAt: Date.UTC(2026, 6, 1, 14, 1, 0) }]);
+    expect(store.instrumentFigures('2026-07-01')).toEqual([
+      { instrumentId: 'chem-1', messages: 1, results: 1, rejected: 0, lastMessageAt: Date.UTC(2026, 6, 1, 14, 1, 0) },
+    ]);
     expect(store.instrumentFigures('2026-07-02')).toMatchObject([{ messages: 1, results: 1 }]);
     // A quiet instrument: nothing today, and its last message is still known.
-    expect(store.instrumentFigures('2026-07-09')).toEqual([{ instrumentId: 'chem-1', messages: 0, results: 0, rejected: 0, lastMessageAt: Date.UTC(2026, 6, 1, 14, 1, 0) }]);
+    expect(store.instrumentFigures('2026-07-09')).toEqual([
+      { instrumentId: 'chem-1', messages: 0, results: 0, rejected: 0, lastMessageAt: Date.UTC(2026, 6, 1, 14, 1, 0) },
+    ]);
   });
 
   it('a reprocess adds the results it stored to the day the message was received, and no message', () => {
@@ -70,8 +74,12 @@ describe('instrument day figures', () => {
 
   it('reads one small table: no scan of results or captures per page refresh', () => {
     const store = opened();
-    const plan = store.db.prepare(`EXPLAIN QUERY PLAN SELECT instrument_id, sum(CASE WHEN day = ? THEN messages ELSE 0 END), max(last_message_at)
-      FROM instrument_days GROUP BY instrument_id ORDER BY instrument_id`).all('2026-07-01') as { detail: string }[];
+    const plan = store.db
+      .prepare(
+        `EXPLAIN QUERY PLAN SELECT instrument_id, sum(CASE WHEN day = ? THEN messages ELSE 0 END), max(last_message_at)
+      FROM instrument_days GROUP BY instrument_id ORDER BY instrument_id`,
+      )
+      .all('2026-07-01') as { detail: string }[];
     expect(plan.map((p) => p.detail).join(' | ')).not.toMatch(/results|captures/);
   });
 
@@ -131,7 +139,10 @@ describe('hourly figures after an upgrade', () => {
     const since = Math.floor((recent - 2 * 86_400_000) / HOUR);
     const before = live.instrumentHours(since);
     expect(before).toHaveLength(2);
-    downgradeBefore(live, migrations.findIndex((m) => typeof m === 'string' && m.includes('CREATE TABLE instrument_hours')));
+    downgradeBefore(
+      live,
+      migrations.findIndex((m) => typeof m === 'string' && m.includes('CREATE TABLE instrument_hours')),
+    );
     live.close();
     expect(s.open().instrumentHours(since)).toEqual(before);
   });

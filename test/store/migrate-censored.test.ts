@@ -23,8 +23,10 @@ function writePreviousVersion(dataDir: string, rows: Record<string, unknown>[]):
   const db = new Database(join(dataDir, 'labgate.db'));
   db.pragma('journal_mode = WAL');
   migrate(db, migrations.slice(0, 2));
-  db.prepare(`INSERT INTO captures (id, instrument_id, protocol, received_at, raw, raw_sha256, status, processed_at)
-    VALUES (1, 'chem-1', 'astm', 0, x'00', '', 'accepted', 0)`).run();
+  db.prepare(
+    `INSERT INTO captures (id, instrument_id, protocol, received_at, raw, raw_sha256, status, processed_at)
+    VALUES (1, 'chem-1', 'astm', 0, x'00', '', 'accepted', 0)`,
+  ).run();
   const insert = db.prepare(`INSERT INTO results (dedup_key, record_id, accession, analyte_loinc, instrument_id, resulted_at, value_text,
     value, comparator, unit, status, flags, reference_range, qc, source, analyzer_code, clinical_digest, capture_id, first_seen_at,
     last_seen_at, payload, payload_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 0, 0, ?, ?)`);
@@ -33,10 +35,31 @@ function writePreviousVersion(dataDir: string, rows: Record<string, unknown>[]):
     const json = JSON.stringify(payload);
     // The digest the previous version computed: the number of a censored value included.
     const digest = sha256Hex(JSON.stringify([r.valueText, r.value, r.comparator, r.unit, r.status, []]));
-    insert.run(payload.dedupKey, payload.recordId, r.accession, r.analyteLoinc, r.instrumentId, r.resultedAt, r.valueText, r.value, r.comparator,
-      r.unit, r.status, '[]', r.referenceRange, 0, JSON.stringify(r.source), 'K', digest, json, sha256Hex(json));
-    db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, next_attempt_at, created_at, updated_at) VALUES (?, 'postgres', ?, 'pending', 0, 0, 0)`)
-      .run(outboxIdOf(i + 1, 0), payload.dedupKey);
+    insert.run(
+      payload.dedupKey,
+      payload.recordId,
+      r.accession,
+      r.analyteLoinc,
+      r.instrumentId,
+      r.resultedAt,
+      r.valueText,
+      r.value,
+      r.comparator,
+      r.unit,
+      r.status,
+      '[]',
+      r.referenceRange,
+      0,
+      JSON.stringify(r.source),
+      'K',
+      digest,
+      json,
+      sha256Hex(json),
+    );
+    db.prepare(`INSERT INTO outbox (id, sink, dedup_key, state, next_attempt_at, created_at, updated_at) VALUES (?, 'postgres', ?, 'pending', 0, 0, 0)`).run(
+      outboxIdOf(i + 1, 0),
+      payload.dedupKey,
+    );
   }
   db.close();
 }
@@ -46,7 +69,13 @@ it('moves a stored censored value to bound, rewrites its digest and payload, and
   writePreviousVersion(s.dataDir, [previousForm(1, '<0.5', 0.5, '<'), previousForm(2, '4.1', 4.1, null)]);
   const store = s.open();
   const rows = store.db.prepare('SELECT value_text, value, comparator, bound, status_code, clinical_digest, payload FROM results ORDER BY id').all() as {
-    value_text: string; value: number | null; comparator: string | null; bound: number | null; status_code: string | null; clinical_digest: string; payload: string;
+    value_text: string;
+    value: number | null;
+    comparator: string | null;
+    bound: number | null;
+    status_code: string | null;
+    clinical_digest: string;
+    payload: string;
   }[];
   expect(rows.map((r) => [r.value_text, r.value, r.comparator, r.bound, r.status_code])).toEqual([
     ['<0.5', null, '<', 0.5, null],
@@ -56,7 +85,9 @@ it('moves a stored censored value to bound, rewrites its digest and payload, and
   expect(censored.result).toMatchObject({ valueText: '<0.5', value: null, comparator: '<', bound: 0.5, statusCode: null });
   expect(rows[0]!.clinical_digest).toBe(clinicalDigest(censored.result));
   // The row still waiting for PostgreSQL is sent the rewritten payload.
-  const claimed = store.db.prepare(`SELECT r.payload, r.payload_sha256 FROM outbox JOIN results r ON r.id = ${resultIdSql('outbox.id')} WHERE outbox.id = ${outboxIdOf(1, 0)}`).get() as { payload: string; payload_sha256: string };
+  const claimed = store.db
+    .prepare(`SELECT r.payload, r.payload_sha256 FROM outbox JOIN results r ON r.id = ${resultIdSql('outbox.id')} WHERE outbox.id = ${outboxIdOf(1, 0)}`)
+    .get() as { payload: string; payload_sha256: string };
   expect(claimed.payload).toBe(rows[0]!.payload);
   expect(claimed.payload_sha256).toBe(sha256Hex(claimed.payload));
 });
@@ -74,6 +105,10 @@ it('stores the status letter and the bound of a new result', () => {
   const store = fresh().open();
   store.ingest(message([result(1, { valueText: '>2000', value: null, comparator: '>', bound: 2000, status: 'preliminary', statusCode: 'W' })]));
   expect(store.db.prepare('SELECT value, comparator, bound, status, status_code FROM results').get()).toEqual({
-    value: null, comparator: '>', bound: 2000, status: 'preliminary', status_code: 'W',
+    value: null,
+    comparator: '>',
+    bound: 2000,
+    status: 'preliminary',
+    status_code: 'W',
   });
 });

@@ -81,7 +81,11 @@ describe('a failed ingest', () => {
     const pages = store.db.pragma('page_count', { simple: true }) as number;
     // SQLite's own SQLITE_FULL, as on a full SD card.
     store.db.pragma(`max_page_count = ${pages}`);
-    const big = message([...Array(40).keys()].map((n) => result(n + 10)), [], 'x'.repeat(64 * 1024));
+    const big = message(
+      [...Array(40).keys()].map((n) => result(n + 10)),
+      [],
+      'x'.repeat(64 * 1024),
+    );
     expect(() => store.ingest(big)).toThrow(expect.objectContaining({ code: 'SQLITE_FULL' }));
     expect(store.counts()).toMatchObject({ results: 1, capturesAccepted: 1 });
     expect(store.db.prepare('SELECT COUNT(*) FROM audit').pluck().get()).toBe(1);

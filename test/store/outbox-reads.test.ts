@@ -22,7 +22,11 @@ function scanned(store: Store): unknown[] {
   }
   return [...bySink.values()].sort((a, b) => String(a.sink).localeCompare(String(b.sink)));
 }
-const counted = (store: Store): unknown[] => store.outbox.counts().map(({ oldestPendingAt: _, ...c }) => c).filter((c) => c.pending + c.sent + c.dead + c.conflict > 0);
+const counted = (store: Store): unknown[] =>
+  store.outbox
+    .counts()
+    .map(({ oldestPendingAt: _, ...c }) => c)
+    .filter((c) => c.pending + c.sent + c.dead + c.conflict > 0);
 
 describe('outbox.counts', () => {
   it('counts every state per sink exactly, through outcomes, operators and deletions', () => {
@@ -32,9 +36,19 @@ describe('outbox.counts', () => {
     s.clock.advance(1_000);
     store.ingest(message([6, 7].map((n) => result(n))));
     const pg = store.outbox.claimDue('postgres', 4);
-    store.outbox.recordOutcomes('postgres', pg, [{ kind: 'delivered' }, { kind: 'delivered', etag: '"e"' }, { kind: 'dead', reason: '422' }, { kind: 'conflict', reason: 'differs' }], pg.map(() => null));
+    store.outbox.recordOutcomes(
+      'postgres',
+      pg,
+      [{ kind: 'delivered' }, { kind: 'delivered', etag: '"e"' }, { kind: 'dead', reason: '422' }, { kind: 'conflict', reason: 'differs' }],
+      pg.map(() => null),
+    );
     const lims = store.outbox.claimDue('lims', 3);
-    store.outbox.recordOutcomes('lims', lims, lims.map(() => ({ kind: 'delivered' })), lims.map(() => null));
+    store.outbox.recordOutcomes(
+      'lims',
+      lims,
+      lims.map(() => ({ kind: 'delivered' })),
+      lims.map(() => null),
+    );
     expect(counted(store)).toEqual(scanned(store));
     expect(store.outbox.counts()).toEqual([
       { sink: 'lims', pending: 4, sent: 3, dead: 0, conflict: 0, oldestPendingAt: s.clock.now() - 1_000 },
@@ -54,7 +68,10 @@ describe('outbox.counts', () => {
       const params = sql.match(/\?/g)?.map(() => 1) ?? [];
       const plan = (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
       expect(plan.length, sql).toBeGreaterThan(0);
-      for (const step of plan) expect(step, sql).toMatch(/^(SCAN|SEARCH) outbox(_sent|_sent_minutes)? USING (COVERING INDEX outbox_(due|dead|conflict|sent_at)\b|INTEGER PRIMARY KEY|PRIMARY KEY)|^SCAN outbox_sent$/);
+      for (const step of plan)
+        expect(step, sql).toMatch(
+          /^(SCAN|SEARCH) outbox(_sent|_sent_minutes)? USING (COVERING INDEX outbox_(due|dead|conflict|sent_at)\b|INTEGER PRIMARY KEY|PRIMARY KEY)|^SCAN outbox_sent$/,
+        );
     }
   });
 
@@ -63,9 +80,18 @@ describe('outbox.counts', () => {
     migrate(db, migrations.slice(0, 1));
     const insert = db.prepare(`INSERT INTO outbox (sink, dedup_key, state, next_attempt_at, created_at, updated_at)
       VALUES (?, 'k', ?, 0, 0, 0)`);
-    for (const [sink, state] of [['lims', 'sent'], ['lims', 'sent'], ['lims', 'pending'], ['postgres', 'sent']]) insert.run(sink, state);
+    for (const [sink, state] of [
+      ['lims', 'sent'],
+      ['lims', 'sent'],
+      ['lims', 'pending'],
+      ['postgres', 'sent'],
+    ])
+      insert.run(sink, state);
     migrate(db, migrations);
-    expect(db.prepare('SELECT sink, n FROM outbox_sent ORDER BY sink').all()).toEqual([{ sink: 'lims', n: 2 }, { sink: 'postgres', n: 1 }]);
+    expect(db.prepare('SELECT sink, n FROM outbox_sent ORDER BY sink').all()).toEqual([
+      { sink: 'lims', n: 2 },
+      { sink: 'postgres', n: 1 },
+    ]);
     db.close();
   });
 });
@@ -80,8 +106,14 @@ describe('store.deliveryStates and store.resultOf', () => {
     const recent = store.recentResults(10);
     const states = store.deliveryStates([...recent, { dedupKey: 'f'.repeat(64), resultedAt: recent[0]!.resultedAt }]);
     const [first, second, qc] = [...recent].reverse();
-    expect(states.get(first!.dedupKey)).toEqual([{ sink: 'postgres', state: 'dead' }, { sink: 'lims', state: 'pending' }]);
-    expect(states.get(second!.dedupKey)).toEqual([{ sink: 'postgres', state: 'pending' }, { sink: 'lims', state: 'pending' }]);
+    expect(states.get(first!.dedupKey)).toEqual([
+      { sink: 'postgres', state: 'dead' },
+      { sink: 'lims', state: 'pending' },
+    ]);
+    expect(states.get(second!.dedupKey)).toEqual([
+      { sink: 'postgres', state: 'pending' },
+      { sink: 'lims', state: 'pending' },
+    ]);
     expect(states.has(qc!.dedupKey)).toBe(false);
     expect(states.size).toBe(2);
     const plan = (store.db.prepare(`EXPLAIN QUERY PLAN ${DELIVERY_SQL}`).all('[]') as { detail: string }[]).map((d) => d.detail);

@@ -34,8 +34,16 @@ function messageAt(receivedAt: number, from: number, count: number, raw = 'H|\\^
 function settle(store: Store, sink: string, outcome: Outcome, accessions?: string[]): void {
   const rows = store.outbox.claimDue(sink, 10_000);
   const chosen = rows.filter((r) => !accessions || accessions.includes((JSON.parse(r.payload) as { result: { accession: string } }).result.accession));
-  store.outbox.release(sink, rows.filter((r) => !chosen.includes(r)));
-  store.outbox.recordOutcomes(sink, chosen, chosen.map(() => outcome), chosen.map(() => null));
+  store.outbox.release(
+    sink,
+    rows.filter((r) => !chosen.includes(r)),
+  );
+  store.outbox.recordOutcomes(
+    sink,
+    chosen,
+    chosen.map(() => outcome),
+    chosen.map(() => null),
+  );
 }
 
 function deliverAll(store: Store): void {
@@ -241,7 +249,10 @@ describe('the size bound on rejected captures', () => {
     const counts = await pruneOnce(store.db, { ...cutoffsAt(clock.now()), rejectedBytes: 1 }, 500);
 
     expect(counts.rejected).toBe(5);
-    expect(store.db.prepare('SELECT status, result_count FROM captures ORDER BY id').raw().all()).toEqual([['rejected', 1], ['accepted', 1]]);
+    expect(store.db.prepare('SELECT status, result_count FROM captures ORDER BY id').raw().all()).toEqual([
+      ['rejected', 1],
+      ['accepted', 1],
+    ]);
   });
 
   it('is enforced by the retention timer and reported with what it pruned since start', async () => {

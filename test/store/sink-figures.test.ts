@@ -17,7 +17,12 @@ describe('sink figures', () => {
     store.ingest(message([result(1), result(2), result(3)]));
     const deliver = (n: number): void => {
       const rows = store.outbox.claimDue('lims', n);
-      store.outbox.recordOutcomes('lims', rows, rows.map(() => ({ kind: 'delivered' })), rows.map(() => null));
+      store.outbox.recordOutcomes(
+        'lims',
+        rows,
+        rows.map(() => ({ kind: 'delivered' })),
+        rows.map(() => null),
+      );
     };
     deliver(2);
     s.clock.advance(3_600_000);
@@ -35,7 +40,13 @@ describe('sink figures', () => {
     cleanups.push(s.cleanup);
     const store = s.open();
     const t0 = Math.floor(Date.UTC(2026, 6, 1, 12) / SLOT_MS) * SLOT_MS;
-    store.sinkFigures.sampleBacklog([{ sink: 'lims', pending: 5 }, { sink: 'postgres', pending: 0 }], t0);
+    store.sinkFigures.sampleBacklog(
+      [
+        { sink: 'lims', pending: 5 },
+        { sink: 'postgres', pending: 0 },
+      ],
+      t0,
+    );
     store.sinkFigures.sampleBacklog([{ sink: 'lims', pending: 7 }], t0 + 1_000);
     store.sinkFigures.sampleBacklog([{ sink: 'lims', pending: 9 }], t0 + SLOT_MS);
     expect(store.sinkFigures.backlogSince(0)).toEqual([

@@ -5,7 +5,16 @@ import { chromium, type Browser } from 'playwright-core';
 
 // Overridable only so a test run can prove that a missing browser fails the suite.
 const CHROMIUM = process.env.LABGATE_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let launched: Promise<Browser> | undefined;
 

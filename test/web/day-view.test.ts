@@ -12,13 +12,17 @@ const label = (ms: number): string => String(new Date(ms).getUTCHours()).padStar
 describe('dayView', () => {
   it('puts each hour in its bucket, the current hour last, and leaves hours outside the window out', () => {
     const view = dayView({
-      now, instruments: ['chem1', 'idle1'], hourLabel: label,
+      now,
+      instruments: ['chem1', 'idle1'],
+      hourLabel: label,
       hours: [
         { instrumentId: 'chem1', hour: first - 1, messages: 1, results: 99, rejected: 0 },
         { instrumentId: 'chem1', hour: first, messages: 2, results: 10, rejected: 1 },
         { instrumentId: 'chem1', hour: first + 23, messages: 1, results: 4, rejected: 0 },
       ],
-      sinks: [], delivered: [], backlog: [],
+      sinks: [],
+      delivered: [],
+      backlog: [],
     });
     expect(view.labels[0]).toBe('13');
     expect(view.labels[23]).toBe('12');
@@ -30,7 +34,9 @@ describe('dayView', () => {
 
   it('draws the backlog from its level before the window, through each sample, to the pending count now', () => {
     const view = dayView({
-      now, instruments: [], hourLabel: label,
+      now,
+      instruments: [],
+      hourLabel: label,
       hours: [],
       sinks: [{ sink: 'lims', pending: 3 }],
       delivered: [{ sink: 'lims', hour: first + 2, delivered: 40 }],
@@ -40,7 +46,11 @@ describe('dayView', () => {
         { sink: 'postgres', at: first * HOUR + HOUR, pending: 7 },
       ],
     });
-    expect(view.sinks[0]!.backlog).toEqual([{ at: first * HOUR, pending: 12 }, { at: first * HOUR + 2 * HOUR, pending: 500 }, { at: now, pending: 3 }]);
+    expect(view.sinks[0]!.backlog).toEqual([
+      { at: first * HOUR, pending: 12 },
+      { at: first * HOUR + 2 * HOUR, pending: 500 },
+      { at: now, pending: 3 },
+    ]);
     expect(view.sinks[0]!.delivered[2]).toBe(40);
   });
 });
@@ -52,11 +62,25 @@ describe('charts', () => {
 
   it('draws a bar per busy hour with its title, labels the chart with its totals, and escapes an instrument id', () => {
     const view = dayView({
-      now, instruments: ['chem<1>'], hourLabel: label,
+      now,
+      instruments: ['chem<1>'],
+      hourLabel: label,
       hours: [{ instrumentId: 'chem<1>', hour: first + 1, messages: 1, results: 1_250, rejected: 3 }],
-      sinks: [{ sink: 'lims', pending: 0 }], delivered: [], backlog: [],
+      sinks: [{ sink: 'lims', pending: 0 }],
+      delivered: [],
+      backlog: [],
     });
-    const html = daySection({ gatewayId: 'g', now, instruments: [], sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [], day: view }).value;
+    const html = daySection({
+      gatewayId: 'g',
+      now,
+      instruments: [],
+      sinks: [],
+      recentResults: [],
+      deadLetters: [],
+      conflicts: [],
+      rejectedCaptures: [],
+      day: view,
+    }).value;
     expect(html).toContain('aria-label="chem&lt;1&gt;: 1,250 results and 3 rejected in 24 hours"');
     expect(html.match(/<rect class="bar"/g)).toHaveLength(1);
     expect(html).toContain('<title>14:00: 1,250 results, 3 rejected</title>');

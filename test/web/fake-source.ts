@@ -48,7 +48,19 @@ export function instrument(id: string, change: Partial<InstrumentView> = {}): In
 
 /** A sink that is delivering with nothing pending. */
 export function sink(name: string, change: Partial<SinkView> = {}): SinkView {
-  return { sink: name, pending: 0, oldestPendingAt: null, deliveredLastHour: 0, dead: 0, conflicts: 0, circuit: 'delivering', reason: null, nextProbeAt: null, etaSeconds: 0, ...change };
+  return {
+    sink: name,
+    pending: 0,
+    oldestPendingAt: null,
+    deliveredLastHour: 0,
+    dead: 0,
+    conflicts: 0,
+    circuit: 'delivering',
+    reason: null,
+    nextProbeAt: null,
+    etaSeconds: 0,
+    ...change,
+  };
 }
 
 /** A potassium result's clinical fields. */
@@ -93,12 +105,26 @@ export class FakeStatusSource implements StatusSource {
     const s = structuredClone(this.state);
     const sinks = s.sinks.map((k) => ({ ...k, dead: s.deadLetters.filter((d) => d.sink === k.sink).length }));
     const extra = { ...(s.day ? { day: s.day } : {}), ...(s.codesSeen ? { codesSeen: s.codesSeen } : {}), ...(s.reload ? { reload: s.reload } : {}) };
-    return { gatewayId: s.gatewayId, now: this.now(), instruments: s.instruments, sinks, recentResults: s.results, deadLetters: s.deadLetters, conflicts: s.conflicts, rejectedCaptures: s.rejectedCaptures, ...extra };
+    return {
+      gatewayId: s.gatewayId,
+      now: this.now(),
+      instruments: s.instruments,
+      sinks,
+      recentResults: s.results,
+      deadLetters: s.deadLetters,
+      conflicts: s.conflicts,
+      rejectedCaptures: s.rejectedCaptures,
+      ...extra,
+    };
   }
 
   /** Adds a result, newest first, pending in every sink. */
   addResult(accession: string, change: Partial<ResultFields> = {}): ResultView {
-    const result: ResultView = { ...fields(accession, change), dedupKey: `key-${accession}`, delivery: this.state.sinks.map((k) => ({ sink: k.sink, state: 'pending' as const })) };
+    const result: ResultView = {
+      ...fields(accession, change),
+      dedupKey: `key-${accession}`,
+      delivery: this.state.sinks.map((k) => ({ sink: k.sink, state: 'pending' as const })),
+    };
     this.state.results.unshift(result);
     return result;
   }

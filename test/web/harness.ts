@@ -36,7 +36,16 @@ export async function startHarness(options: {
   const token = options.token ?? (options.requireToken ? TOKEN : undefined);
   const { allowedHosts, allowedOrigins } = options;
   const revoked = options.revoked ? { revoked: options.revoked } : {};
-  const page = statusPage(source, { requireToken: options.requireToken, ...(token ? { token } : {}), ...revoked, allowedHosts, allowedOrigins, now, snapshotCacheMs: 0, log: quiet });
+  const page = statusPage(source, {
+    requireToken: options.requireToken,
+    ...(token ? { token } : {}),
+    ...revoked,
+    allowedHosts,
+    allowedOrigins,
+    now,
+    snapshotCacheMs: 0,
+    log: quiet,
+  });
   const health = healthRoute({
     ready: () => true,
     store: () => ({ writable: true }),
@@ -44,7 +53,11 @@ export async function startHarness(options: {
     sinks: () => [],
     thresholds: { backlog: 100, oldestAgeMinutes: 10 },
   });
-  const metrics = { method: 'GET' as const, path: '/metrics', handler: (_req: unknown, res: Parameters<typeof send>[0]) => send(res, 200, 'text/plain', 'labgate_up 1\n') };
+  const metrics = {
+    method: 'GET' as const,
+    path: '/metrics',
+    handler: (_req: unknown, res: Parameters<typeof send>[0]) => send(res, 200, 'text/plain', 'labgate_up 1\n'),
+  };
   const server = new WebServer({ host: '127.0.0.1', port: 0, log: quiet, guard: page.guard, routes: [...page.routes, health, metrics] });
   const address = await server.start();
   return { base: `http://127.0.0.1:${address.port}`, port: address.port, source, clock, stop: () => server.stop() };
@@ -86,7 +99,14 @@ export function csrfOf(html: string): string {
 }
 
 /** A urlencoded POST as a browser on this origin sends it. */
-export function post(port: number, path: string, cookie: string | undefined, fields: Record<string, string>, extra: Record<string, string> = {}, localAddress?: string): Promise<Reply> {
+export function post(
+  port: number,
+  path: string,
+  cookie: string | undefined,
+  fields: Record<string, string>,
+  extra: Record<string, string> = {},
+  localAddress?: string,
+): Promise<Reply> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', origin: `http://127.0.0.1:${port}`, ...extra };
   if (cookie) headers.cookie = cookie;
   return call(port, 'POST', path, headers, new URLSearchParams(fields).toString(), localAddress);

@@ -22,7 +22,13 @@ describe('html', () => {
   it('shows bidirectional and other invisible characters as their codes, so a value cannot read as another', () => {
     // U+202E would make "5.1 mmol/L" display right to left; U+200B hides inside an accession; NUL and ESC from the wire.
     const page = resultsSection({
-      gatewayId: 'g', now: 0, instruments: [], sinks: [], deadLetters: [], conflicts: [], rejectedCaptures: [],
+      gatewayId: 'g',
+      now: 0,
+      instruments: [],
+      sinks: [],
+      deadLetters: [],
+      conflicts: [],
+      rejectedCaptures: [],
       recentResults: [{ ...fields('A\u200B1'), valueText: '\u202E1.5', unit: 'mmol/L\u2066', dedupKey: 'k', delivery: [] }],
     }).value;
     expect(page).toContain('\\u202E1.5');
@@ -51,7 +57,16 @@ describe('format', () => {
     expect(instrumentLamp(instrument('a', { rejected: 1 }))).toBe('amber');
     expect(sinkLamp(sink('lims', { circuit: 'paused' }))).toBe('red');
     expect(sinkLamp(sink('lims', { dead: 1 }))).toBe('amber');
-    const base = { gatewayId: 'g', now: 0, instruments: [instrument('a')], sinks: [sink('lims')], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] };
+    const base = {
+      gatewayId: 'g',
+      now: 0,
+      instruments: [instrument('a')],
+      sinks: [sink('lims')],
+      recentResults: [],
+      deadLetters: [],
+      conflicts: [],
+      rejectedCaptures: [],
+    };
     expect(overallLamp(base)).toBe('green');
     expect(overallLamp({ ...base, rejectedCaptures: [{ id: 1, instrumentId: 'a', protocol: 'astm', receivedAt: 0, reasons: [] }] })).toBe('amber');
     const red = { ...base, instruments: [instrument('a', { state: 'error' })], sinks: [sink('lims', { circuit: 'probing' })] };
@@ -106,16 +121,36 @@ describe('an instrument being detected', () => {
   it('shows what was found and the exact lines to copy, amber until it is configured', () => {
     const view = instrument('new1', { detection });
     expect(instrumentLamp(view)).toBe('amber');
-    const page = instrumentsSection({ gatewayId: 'g', now: 0, instruments: [view], sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] }).value;
+    const page = instrumentsSection({
+      gatewayId: 'g',
+      now: 0,
+      instruments: [view],
+      sinks: [],
+      recentResults: [],
+      deadLetters: [],
+      conflicts: [],
+      rejectedCaptures: [],
+    }).value;
     expect(page).toContain('data-detecting="found"');
     expect(page).toContain('<strong>ASTM at 9600 8N1: ENQ every 10 s</strong>');
-    expect(page).toContain('<pre class="yaml" data-yaml>driver: astm\ntransport:\n  kind: serial\n  path: &quot;/dev/labgate/port3&quot;\n  baudRate: 9600\n  dataBits: 8\n  parity: none</pre>');
+    expect(page).toContain(
+      '<pre class="yaml" data-yaml>driver: astm\ntransport:\n  kind: serial\n  path: &quot;/dev/labgate/port3&quot;\n  baudRate: 9600\n  dataBits: 8\n  parity: none</pre>',
+    );
     expect(page).toContain('nothing is answered');
   });
 
   it('shows no lines while it is still searching, and red when the device is missing', () => {
     const searching = { ...detection, state: 'searching' as const, summary: 'Listening at 19200 8N1 (setting 2 of 16); nothing recognized yet', yaml: [] };
-    const page = instrumentsSection({ gatewayId: 'g', now: 0, instruments: [instrument('new1', { detection: searching, state: 'waiting-for-device', reason: 'device not available' })], sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] }).value;
+    const page = instrumentsSection({
+      gatewayId: 'g',
+      now: 0,
+      instruments: [instrument('new1', { detection: searching, state: 'waiting-for-device', reason: 'device not available' })],
+      sinks: [],
+      recentResults: [],
+      deadLetters: [],
+      conflicts: [],
+      rejectedCaptures: [],
+    }).value;
     expect(page).not.toContain('data-yaml');
     expect(page).toContain('card-red');
     expect(page).toContain('device not available');
@@ -125,11 +160,41 @@ describe('an instrument being detected', () => {
 describe('codes seen', () => {
   it('lists codes that need a mapping first with the lines to add, values escaped with control characters shown', () => {
     const page = codesSection({
-      gatewayId: 'g', now: 60_000, instruments: [], sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [],
-      codesSeen: [{ instrumentId: 'chem1', codes: [
-        { code: 'GLU', seen: 3, lastValue: '\u202E5.4', lastUnit: 'mmol/L', lastAt: 0, loinc: null, problem: 'not mapped', yaml: '- { code: "GLU", loinc: "", unit: "mmol/L" }' },
-        { code: 'K<b>', seen: 1, lastValue: '4.1', lastUnit: 'mmol/L', lastAt: 0, loinc: '2823-3', problem: null, yaml: '- { code: "K<b>", loinc: "2823-3", unit: "mmol/L" }' },
-      ] }],
+      gatewayId: 'g',
+      now: 60_000,
+      instruments: [],
+      sinks: [],
+      recentResults: [],
+      deadLetters: [],
+      conflicts: [],
+      rejectedCaptures: [],
+      codesSeen: [
+        {
+          instrumentId: 'chem1',
+          codes: [
+            {
+              code: 'GLU',
+              seen: 3,
+              lastValue: '\u202E5.4',
+              lastUnit: 'mmol/L',
+              lastAt: 0,
+              loinc: null,
+              problem: 'not mapped',
+              yaml: '- { code: "GLU", loinc: "", unit: "mmol/L" }',
+            },
+            {
+              code: 'K<b>',
+              seen: 1,
+              lastValue: '4.1',
+              lastUnit: 'mmol/L',
+              lastAt: 0,
+              loinc: '2823-3',
+              problem: null,
+              yaml: '- { code: "K<b>", loinc: "2823-3", unit: "mmol/L" }',
+            },
+          ],
+        },
+      ],
     }).value;
     expect(page).toContain('<pre class="yaml" data-mapping-lines="chem1">- { code: &quot;GLU&quot;, loinc: &quot;&quot;, unit: &quot;mmol/L&quot; }</pre>');
     expect(page).toContain('\\u202E5.4 mmol/L');
@@ -144,7 +209,16 @@ describe('the reload banner', () => {
   const snap = { gatewayId: 'g', now: 60_000, instruments: [], sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] };
 
   it('lists every problem of a refused file with its path, and turns the page amber', () => {
-    const s = { ...snap, reload: { at: 0, outcome: 'refused' as const, summary: '/etc/labgate/labgate.yaml was not applied (1 problem); the gateway runs on unchanged', problems: [{ path: 'instruments[2].mapping[0].loinc', message: 'too small: expected string to have >=1 characters' }], waitingForRestart: [] } };
+    const s = {
+      ...snap,
+      reload: {
+        at: 0,
+        outcome: 'refused' as const,
+        summary: '/etc/labgate/labgate.yaml was not applied (1 problem); the gateway runs on unchanged',
+        problems: [{ path: 'instruments[2].mapping[0].loinc', message: 'too small: expected string to have >=1 characters' }],
+        waitingForRestart: [],
+      },
+    };
     const page = reloadSection(s).value;
     expect(page).toContain('data-reload="refused"');
     expect(page).toContain('<li><code>instruments[2].mapping[0].loinc</code>: too small: expected string to have &gt;=1 characters</li>');
@@ -152,7 +226,10 @@ describe('the reload banner', () => {
   });
 
   it('says what was applied and what waits for a restart', () => {
-    const page = reloadSection({ ...snap, reload: { at: 0, outcome: 'applied', summary: 'chem2 started', problems: [], waitingForRestart: ['sinks.lims'] } }).value;
+    const page = reloadSection({
+      ...snap,
+      reload: { at: 0, outcome: 'applied', summary: 'chem2 started', problems: [], waitingForRestart: ['sinks.lims'] },
+    }).value;
     expect(page).toContain('<strong>Configuration reloaded</strong>');
     expect(page).toContain('chem2 started.');
     expect(page).toContain('<code>sinks.lims</code>');

@@ -23,8 +23,23 @@ function results(h: Harness): void {
 export function healthyState(h: Harness): void {
   const now = h.clock.now;
   h.source.state.instruments = [
-    instrument('chem1', { since: now - 3 * 3600_000, lastByteAt: now - 4000, lastMessageAt: now - 4000, messagesToday: 214, resultsToday: 1290, naks: 1, checksumErrors: 1 }),
-    instrument('hema1', { port: 'tcp://10.20.0.31:5100', since: now - 5 * 3600_000, lastByteAt: now - 21_000, lastMessageAt: now - 21_000, messagesToday: 96, resultsToday: 2112 }),
+    instrument('chem1', {
+      since: now - 3 * 3600_000,
+      lastByteAt: now - 4000,
+      lastMessageAt: now - 4000,
+      messagesToday: 214,
+      resultsToday: 1290,
+      naks: 1,
+      checksumErrors: 1,
+    }),
+    instrument('hema1', {
+      port: 'tcp://10.20.0.31:5100',
+      since: now - 5 * 3600_000,
+      lastByteAt: now - 21_000,
+      lastMessageAt: now - 21_000,
+      messagesToday: 96,
+      resultsToday: 2112,
+    }),
   ];
   h.source.state.sinks = [
     sink('postgres', { pending: 0, deliveredLastHour: 402, etaSeconds: 0 }),
@@ -60,7 +75,15 @@ export function errorState(h: Harness): void {
     deliveredLastHour: 120,
     etaSeconds: null,
   });
-  h.source.state.deadLetters.push({ sink: 'lims', dedupKey: 'key-A26-0002', accession: 'A26-0002', loinc: '2160-0', reason: '422 Unprocessable Entity: unknown test code 2160-0 for this order', attempts: 1, failedAt: now - 15 * MIN });
+  h.source.state.deadLetters.push({
+    sink: 'lims',
+    dedupKey: 'key-A26-0002',
+    accession: 'A26-0002',
+    loinc: '2160-0',
+    reason: '422 Unprocessable Entity: unknown test code 2160-0 for this order',
+    attempts: 1,
+    failedAt: now - 15 * MIN,
+  });
   h.source.state.conflicts.push({
     id: 3,
     dedupKey: 'key-A26-0001',
@@ -71,7 +94,13 @@ export function errorState(h: Harness): void {
     stored: fields('A26-0001', { valueText: '5.9', flags: ['H'], resultedAt: '2026-11-30T11:51:00+00:00' }),
     incoming: fields('A26-0001', { valueText: '4.2', flags: ['H'], resultedAt: '2026-11-30T11:51:00+00:00' }),
   });
-  h.source.state.rejectedCaptures.push({ id: 12, instrumentId: 'urine1', protocol: 'astm', receivedAt: now - 20 * MIN, reasons: [{ reason: 'no mapping for analyzer code', analyzerCode: 'UBG', accession: 'A26-0007' }] });
+  h.source.state.rejectedCaptures.push({
+    id: 12,
+    instrumentId: 'urine1',
+    protocol: 'astm',
+    receivedAt: now - 20 * MIN,
+    reasons: [{ reason: 'no mapping for analyzer code', analyzerCode: 'UBG', accession: 'A26-0007' }],
+  });
 }
 
 const HOUR = 3_600_000;
@@ -84,40 +113,95 @@ export function dayState(h: Harness): void {
   const now = h.clock.now;
   const first = windowStart(now);
   const hourOf = (i: number): number => new Date((first + i) * HOUR).getUTCHours();
-  const hours = ['chem1', 'hema1'].flatMap((id, k) => profile.map((_, i) => ({ instrumentId: id, hour: first + i, messages: 0, results: Math.round(profile[hourOf(i)]! * (k === 0 ? 6 : 9)), rejected: id === 'chem1' && hourOf(i) === 9 ? 14 : 0 })));
+  const hours = ['chem1', 'hema1'].flatMap((id, k) =>
+    profile.map((_, i) => ({
+      instrumentId: id,
+      hour: first + i,
+      messages: 0,
+      results: Math.round(profile[hourOf(i)]! * (k === 0 ? 6 : 9)),
+      rejected: id === 'chem1' && hourOf(i) === 9 ? 14 : 0,
+    })),
+  );
   const perHour = (i: number): number => hours.filter((x) => x.hour === first + i).reduce((a, b) => a + b.results, 0);
   const outage = (i: number): boolean => hourOf(i) >= 13 && hourOf(i) < 15;
-  const delivered = ['postgres', 'lims'].flatMap((sinkName) => profile.map((_, i) => ({ sink: sinkName, hour: first + i, delivered: sinkName === 'lims' && outage(i) ? 0 : perHour(i) + (sinkName === 'lims' && hourOf(i) === 15 ? 1_400 : 0) })));
+  const delivered = ['postgres', 'lims'].flatMap((sinkName) =>
+    profile.map((_, i) => ({
+      sink: sinkName,
+      hour: first + i,
+      delivered: sinkName === 'lims' && outage(i) ? 0 : perHour(i) + (sinkName === 'lims' && hourOf(i) === 15 ? 1_400 : 0),
+    })),
+  );
   const backlog = profile.flatMap((_, i) => {
     const at = (first + i) * HOUR + 20 * 60_000;
     const lims = outage(i) ? perHour(i) * (hourOf(i) - 12) : hourOf(i) === 15 ? 180 : 3;
-    return [{ sink: 'postgres', at, pending: 0 }, { sink: 'lims', at, pending: lims }];
+    return [
+      { sink: 'postgres', at, pending: 0 },
+      { sink: 'lims', at, pending: lims },
+    ];
   });
   const utcLabel = (ms: number): string => String(new Date(ms).getUTCHours()).padStart(2, '0');
-  h.source.state.day = dayView({ now, instruments: ['chem1', 'hema1'], hours, sinks: [{ sink: 'postgres', pending: 0 }, { sink: 'lims', pending: 3 }], delivered, backlog, hourLabel: utcLabel });
+  h.source.state.day = dayView({
+    now,
+    instruments: ['chem1', 'hema1'],
+    hours,
+    sinks: [
+      { sink: 'postgres', pending: 0 },
+      { sink: 'lims', pending: 3 },
+    ],
+    delivered,
+    backlog,
+    hourLabel: utcLabel,
+  });
 }
 
 /** A new analyzer being brought in: its settings detected on port 3, and the codes another new one sent, unmapped. */
 export function onboardingState(h: Harness): void {
   healthyState(h);
   const now = h.clock.now;
-  h.source.state.instruments.push(instrument('chem2', {
-    port: '/dev/labgate/port3', since: now - 95_000, lastByteAt: now - 4_000,
-    detection: {
-      state: 'found',
-      summary: 'ASTM at 9600 8N1: ENQ every 10 s',
-      yaml: ['driver: astm', 'transport:', '  kind: serial', '  path: "/dev/labgate/port3"', '  baudRate: 9600', '  dataBits: 8', '  parity: none'],
-      note: '7E1 reads these bytes the same way; if frames are refused for checksums later, try dataBits: 7 and parity: even',
-      trials: [{ setting: '9600 8N1', outcome: 'recognized', why: 'makes sense', at: now - 4_000 }],
+  h.source.state.instruments.push(
+    instrument('chem2', {
+      port: '/dev/labgate/port3',
+      since: now - 95_000,
+      lastByteAt: now - 4_000,
+      detection: {
+        state: 'found',
+        summary: 'ASTM at 9600 8N1: ENQ every 10 s',
+        yaml: ['driver: astm', 'transport:', '  kind: serial', '  path: "/dev/labgate/port3"', '  baudRate: 9600', '  dataBits: 8', '  parity: none'],
+        note: '7E1 reads these bytes the same way; if frames are refused for checksums later, try dataBits: 7 and parity: even',
+        trials: [{ setting: '9600 8N1', outcome: 'recognized', why: 'makes sense', at: now - 4_000 }],
+      },
+    }),
+  );
+  const seen = (code: string, value: string, unit: string | null, loinc: string | null, problem: string | null, yaml: string) => ({
+    code,
+    seen: 1,
+    lastValue: value,
+    lastUnit: unit,
+    lastAt: now - 60_000,
+    loinc,
+    problem,
+    yaml,
+  });
+  h.source.state.codesSeen = [
+    {
+      instrumentId: 'urine1',
+      codes: [
+        seen('PRO', '30', 'mg/dL', null, 'not mapped', '- { code: "PRO", loinc: "", unit: "mg/dL" }'),
+        seen('UBG', '0.2', 'mg/dL', null, 'not mapped', '- { code: "UBG", loinc: "", unit: "mg/dL" }'),
+        seen('GLU', 'Negative', null, '5792-7', null, '- { code: "GLU", loinc: "5792-7", unit: null }'),
+      ],
     },
-  }));
-  const seen = (code: string, value: string, unit: string | null, loinc: string | null, problem: string | null, yaml: string) => ({ code, seen: 1, lastValue: value, lastUnit: unit, lastAt: now - 60_000, loinc, problem, yaml });
-  h.source.state.codesSeen = [{ instrumentId: 'urine1', codes: [
-    seen('PRO', '30', 'mg/dL', null, 'not mapped', '- { code: "PRO", loinc: "", unit: "mg/dL" }'),
-    seen('UBG', '0.2', 'mg/dL', null, 'not mapped', '- { code: "UBG", loinc: "", unit: "mg/dL" }'),
-    seen('GLU', 'Negative', null, '5792-7', null, '- { code: "GLU", loinc: "5792-7", unit: null }'),
-  ] }];
-  h.source.state.rejectedCaptures.push({ id: 14, instrumentId: 'urine1', protocol: 'astm', receivedAt: now - 60_000, reasons: [{ reason: "unmapped test code 'PRO'", analyzerCode: 'PRO', accession: 'A26-0107' }, { reason: "unmapped test code 'UBG'", analyzerCode: 'UBG', accession: 'A26-0107' }] });
+  ];
+  h.source.state.rejectedCaptures.push({
+    id: 14,
+    instrumentId: 'urine1',
+    protocol: 'astm',
+    receivedAt: now - 60_000,
+    reasons: [
+      { reason: "unmapped test code 'PRO'", analyzerCode: 'PRO', accession: 'A26-0107' },
+      { reason: "unmapped test code 'UBG'", analyzerCode: 'UBG', accession: 'A26-0107' },
+    ],
+  });
 }
 
 /**
@@ -127,12 +211,28 @@ export function onboardingState(h: Harness): void {
 export function reloadedState(h: Harness): void {
   onboardingState(h);
   const now = h.clock.now;
-  h.source.state.reload = { at: now - 60_000, outcome: 'applied', summary: 'chem2 restarted (transport changed); urine1: the new mapping from its next message', problems: [], waitingForRestart: [] };
+  h.source.state.reload = {
+    at: now - 60_000,
+    outcome: 'applied',
+    summary: 'chem2 restarted (transport changed); urine1: the new mapping from its next message',
+    problems: [],
+    waitingForRestart: [],
+  };
   const chem2 = h.source.state.instruments.find((i) => i.id === 'chem2')!;
   delete chem2.detection;
   Object.assign(chem2, { since: now - 58_000, lastByteAt: now - 20_000, lastMessageAt: now - 20_000, messagesToday: 1, resultsToday: 2 });
-  for (const [loinc, code, valueText] of [['2345-7', 'GLU', '6.1'], ['2823-3', 'K', '4.4']] as const) {
-    const r = h.source.addResult('A26-0112', { instrumentId: 'chem2', loinc, analyzerCode: code, valueText, unit: 'mmol/L', resultedAt: new Date(now - 20_000).toISOString().slice(0, 19) + '+00:00' });
+  for (const [loinc, code, valueText] of [
+    ['2345-7', 'GLU', '6.1'],
+    ['2823-3', 'K', '4.4'],
+  ] as const) {
+    const r = h.source.addResult('A26-0112', {
+      instrumentId: 'chem2',
+      loinc,
+      analyzerCode: code,
+      valueText,
+      unit: 'mmol/L',
+      resultedAt: new Date(now - 20_000).toISOString().slice(0, 19) + '+00:00',
+    });
     h.source.setDelivery(r.dedupKey, 'postgres', 'sent');
     h.source.setDelivery(r.dedupKey, 'lims', 'sent');
   }

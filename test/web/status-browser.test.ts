@@ -71,7 +71,15 @@ describe('status page in Chromium', () => {
     const result = h.source.addResult('A26-0042');
     h.source.setDelivery(result.dedupKey, 'postgres', 'sent');
     h.source.setDelivery(result.dedupKey, 'lims', 'dead');
-    h.source.state.deadLetters.push({ sink: 'lims', dedupKey: result.dedupKey, accession: 'A26-0042', loinc: '2823-3', reason: '422 unknown test code', attempts: 1, failedAt: h.clock.now });
+    h.source.state.deadLetters.push({
+      sink: 'lims',
+      dedupKey: result.dedupKey,
+      accession: 'A26-0042',
+      loinc: '2823-3',
+      reason: '422 unknown test code',
+      attempts: 1,
+      failedAt: h.clock.now,
+    });
     const page = await open(h);
     await page.click('[data-dead-letter="key-A26-0042"] button');
     await until(page, '.flash');

@@ -21,9 +21,13 @@ async function visit(h: Harness): Promise<{ cookie: string; csrf: string; body: 
   expect(reply.status).toBe(200);
   const cookie = sessionCookie(reply);
   if (!cookie) throw new Error('no session cookie');
-  return { cookie, body: reply.body, get csrf() {
-    return csrfOf(reply.body);
-  } };
+  return {
+    cookie,
+    body: reply.body,
+    get csrf() {
+      return csrfOf(reply.body);
+    },
+  };
 }
 
 describe('status page rendering', () => {
@@ -32,8 +36,22 @@ describe('status page rendering', () => {
     const hostile = '<script>alert(1)</script>';
     h.source.addResult(hostile, { flags: ['"><img src=x onerror=alert(2)>'], unit: '</td><b>' });
     h.source.state.instruments.push({ ...h.source.state.instruments[0]!, id: 'hema&1', state: 'error', reason: '<iframe src=evil>' });
-    h.source.state.deadLetters.push({ sink: 'lims', dedupKey: 'key-"x', accession: hostile, loinc: null, reason: '<b>422</b>', attempts: 3, failedAt: h.clock.now });
-    h.source.state.rejectedCaptures.push({ id: 7, instrumentId: 'chem1', protocol: 'astm', receivedAt: h.clock.now, reasons: [{ reason: 'unmapped code <X>', analyzerCode: '<X>' }] });
+    h.source.state.deadLetters.push({
+      sink: 'lims',
+      dedupKey: 'key-"x',
+      accession: hostile,
+      loinc: null,
+      reason: '<b>422</b>',
+      attempts: 3,
+      failedAt: h.clock.now,
+    });
+    h.source.state.rejectedCaptures.push({
+      id: 7,
+      instrumentId: 'chem1',
+      protocol: 'astm',
+      receivedAt: h.clock.now,
+      reasons: [{ reason: 'unmapped code <X>', analyzerCode: '<X>' }],
+    });
     const { body } = await visit(h);
     expect(body).not.toContain('<script>alert');
     expect(body).not.toContain('<img src=x');
@@ -84,7 +102,15 @@ describe('actions', () => {
   it('retries a dead letter with the actor, redirects back, and shows the outcome once', async () => {
     const h = await loopback();
     h.source.addResult('A1');
-    h.source.state.deadLetters.push({ sink: 'lims', dedupKey: 'key-A1', accession: 'A1', loinc: '2823-3', reason: '422 unknown test', attempts: 1, failedAt: h.clock.now });
+    h.source.state.deadLetters.push({
+      sink: 'lims',
+      dedupKey: 'key-A1',
+      accession: 'A1',
+      loinc: '2823-3',
+      reason: '422 unknown test',
+      attempts: 1,
+      failedAt: h.clock.now,
+    });
     const { cookie, csrf } = await visit(h);
     const reply = await post(h.port, '/actions/retry-dead-letter', cookie, { csrf, sink: 'lims', key: 'key-A1' });
     expect(reply.status).toBe(303);
@@ -99,8 +125,19 @@ describe('actions', () => {
 
   it('retries all of a sink, resolves conflicts both ways, and reprocesses a capture', async () => {
     const h = await loopback();
-    for (const k of ['a', 'b']) h.source.state.deadLetters.push({ sink: 'postgres', dedupKey: k, accession: k, loinc: null, reason: 'x', attempts: 1, failedAt: 0 });
-    for (const id of [1, 2]) h.source.state.conflicts.push({ id, dedupKey: `c${id}`, origin: 'ingest', reason: 'different value', detectedAt: 0, occurrences: 1, stored: fields('C'), incoming: fields('C', { valueText: '6.0' }) });
+    for (const k of ['a', 'b'])
+      h.source.state.deadLetters.push({ sink: 'postgres', dedupKey: k, accession: k, loinc: null, reason: 'x', attempts: 1, failedAt: 0 });
+    for (const id of [1, 2])
+      h.source.state.conflicts.push({
+        id,
+        dedupKey: `c${id}`,
+        origin: 'ingest',
+        reason: 'different value',
+        detectedAt: 0,
+        occurrences: 1,
+        stored: fields('C'),
+        incoming: fields('C', { valueText: '6.0' }),
+      });
     h.source.state.rejectedCaptures.push({ id: 9, instrumentId: 'chem1', protocol: 'astm', receivedAt: 0, reasons: [{ reason: 'unmapped code' }] });
     const { cookie, csrf, body } = await visit(h);
     expect(body).toMatch(/<tr class="differs"><th>Value<\/th><td>4\.1 mmol\/L<\/td><td>6\.0 mmol\/L<\/td>/);
@@ -169,7 +206,13 @@ describe('CSRF and origin', () => {
     const page = await call(h.port, 'GET', '/', { host: 'gateway.lab' });
     expect(page.status).toBe(200);
     const cookie = sessionCookie(page)!;
-    const reply = await post(h.port, '/actions/reprocess-capture', cookie, { id: '9', csrf: csrfOf(page.body) }, { host: 'gateway.lab', origin: 'https://gateway.lab' });
+    const reply = await post(
+      h.port,
+      '/actions/reprocess-capture',
+      cookie,
+      { id: '9', csrf: csrfOf(page.body) },
+      { host: 'gateway.lab', origin: 'https://gateway.lab' },
+    );
     expect(reply.status).toBe(303);
   });
 

@@ -7,7 +7,11 @@ import type { CodeSeen } from '../../store/instrument-codes.js';
 import type { CodeSeenView, InstrumentCodesView } from './source.js';
 
 /** The codes of each instrument in `instruments` (in that order); `mappingOf` is its mapping now (undefined: none). */
-export function codesView(rows: readonly CodeSeen[], instruments: readonly string[], mappingOf: (id: string) => readonly AnalyteMapping[] | undefined): InstrumentCodesView[] {
+export function codesView(
+  rows: readonly CodeSeen[],
+  instruments: readonly string[],
+  mappingOf: (id: string) => readonly AnalyteMapping[] | undefined,
+): InstrumentCodesView[] {
   return instruments.flatMap((instrumentId) => {
     const mapping = mappingOf(instrumentId) ?? [];
     const codes = rows.filter((r) => r.instrumentId === instrumentId).map((r) => codeView(r, mapping));
@@ -24,7 +28,12 @@ function codeView(r: CodeSeen, mapping: readonly AnalyteMapping[]): CodeSeenView
   const found = lookupAnalyte(mapping, r.code, r.lastUnit);
   // A code seen only in a rejection from before the upgrade has no unit kept: it is not called a mismatch.
   const differs = found.kind === 'rejected' && r.lastValue !== null;
-  return { ...base, loinc: entry.loinc, problem: differs ? 'unit differs' : null, yaml: mappingLine(entry.code, entry.loinc, differs ? r.lastUnit : entry.unit) };
+  return {
+    ...base,
+    loinc: entry.loinc,
+    problem: differs ? 'unit differs' : null,
+    yaml: mappingLine(entry.code, entry.loinc, differs ? r.lastUnit : entry.unit),
+  };
 }
 
 /** One `mapping:` list item; JSON strings are YAML double-quoted scalars, escapes included. */

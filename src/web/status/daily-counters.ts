@@ -35,7 +35,14 @@ export class DailyCounters {
   today(status: PortStatus, now: number, stored: InstrumentFigures | undefined | null): TodayFigures {
     const link = this.sinceStartOfDay(status, now);
     if (stored === null) {
-      return { messages: link.messages, results: link.inserted, rejected: link.rejected, naks: link.naks, checksumErrors: link.checksumErrors, lastMessageAt: status.lastMessageAt ?? null };
+      return {
+        messages: link.messages,
+        results: link.inserted,
+        rejected: link.rejected,
+        naks: link.naks,
+        checksumErrors: link.checksumErrors,
+        lastMessageAt: status.lastMessageAt ?? null,
+      };
     }
     return {
       messages: stored?.messages ?? 0,

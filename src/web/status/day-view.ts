@@ -44,7 +44,16 @@ export function dayView(r: DayRows): DayView {
   const sinks = r.sinks.map(({ sink, pending }) => {
     const delivered = new Array<number>(HOURS).fill(0);
     for (const d of r.delivered) if (d.sink === sink && slot(d.hour) >= 0 && slot(d.hour) < HOURS) delivered[slot(d.hour)] = d.delivered;
-    return { sink, delivered, backlog: steps(r.backlog.filter((b) => b.sink === sink), from, r.now, pending) };
+    return {
+      sink,
+      delivered,
+      backlog: steps(
+        r.backlog.filter((b) => b.sink === sink),
+        from,
+        r.now,
+        pending,
+      ),
+    };
   });
   return { from, to: r.now, labels: hours.map((h) => label(h * HOUR_MS)), instruments, sinks };
 }

@@ -6,7 +6,18 @@ import type { DrainStatus } from '../../delivery/drain.js';
 import { isLabgateError } from '../../errors.js';
 import type { DeadLetter, DeadLetterFilter, SinkCounts } from '../../store/outbox-operator.js';
 import type { IngestSummary } from '../../message.js';
-import type { BacklogSample, CodeSeen, HourFigures, InstrumentFigures, OpenConflict, RejectedCapture, Resolution, ResultRef, SinkDelivery, SinkHour } from '../../store/store.js';
+import type {
+  BacklogSample,
+  CodeSeen,
+  HourFigures,
+  InstrumentFigures,
+  OpenConflict,
+  RejectedCapture,
+  Resolution,
+  ResultRef,
+  SinkDelivery,
+  SinkHour,
+} from '../../store/store.js';
 import type { PortStatus } from '../../transport/supervisor.js';
 import { codesView } from './codes-view.js';
 import { dayView, windowStart } from './day-view.js';
@@ -144,15 +155,47 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
       const today = daily.today(p, now, figures === null ? null : figures.get(p.instrument));
       return instrumentView(p, today, orders && parts.twoWay?.has(p.instrument) ? ordersToday(orders.get(p.instrument)) : undefined);
     }),
-    ...(store.codesSeen ? { codesSeen: codesView(store.codesSeen(), ports.map((p) => p.instrument), parts.mappingOf ?? (() => undefined)) } : {}),
-    ...day(parts, now, ports.map((p) => p.instrument), counts),
+    ...(store.codesSeen
+      ? {
+          codesSeen: codesView(
+            store.codesSeen(),
+            ports.map((p) => p.instrument),
+            parts.mappingOf ?? (() => undefined),
+          ),
+        }
+      : {}),
+    ...day(
+      parts,
+      now,
+      ports.map((p) => p.instrument),
+      counts,
+    ),
     ...reloadOf(parts),
     sinks: counts.map((c) => sinkView(c, store.outbox.sentSince(c.sink, now - HOUR_MS), drains.get(c.sink))),
     recentResults: stored.map((r) => ({ ...storedFields(r), dedupKey: r.dedupKey, delivery: delivery.get(r.dedupKey) ?? [] })),
-    deadLetters: [...store.outbox.deadLetters({ all: true }, queueLimit).map((d) => {
-      const result = store.resultOf?.({ dedupKey: d.dedupKey, outboxId: d.id });
-      return { sink: d.sink, dedupKey: d.dedupKey, accession: result?.accession ?? null, loinc: result?.analyteLoinc ?? null, reason: d.reason ?? 'no reason recorded', attempts: d.attempts, failedAt: d.updatedAt };
-    }), ...(store.orders?.deadLetters.deadLetters({ all: true }, queueLimit) ?? []).map((d) => ({ sink: d.sink, dedupKey: d.dedupKey, accession: d.accession, loinc: null, reason: d.reason ?? 'no reason recorded', attempts: d.attempts, failedAt: d.updatedAt }))],
+    deadLetters: [
+      ...store.outbox.deadLetters({ all: true }, queueLimit).map((d) => {
+        const result = store.resultOf?.({ dedupKey: d.dedupKey, outboxId: d.id });
+        return {
+          sink: d.sink,
+          dedupKey: d.dedupKey,
+          accession: result?.accession ?? null,
+          loinc: result?.analyteLoinc ?? null,
+          reason: d.reason ?? 'no reason recorded',
+          attempts: d.attempts,
+          failedAt: d.updatedAt,
+        };
+      }),
+      ...(store.orders?.deadLetters.deadLetters({ all: true }, queueLimit) ?? []).map((d) => ({
+        sink: d.sink,
+        dedupKey: d.dedupKey,
+        accession: d.accession,
+        loinc: null,
+        reason: d.reason ?? 'no reason recorded',
+        attempts: d.attempts,
+        failedAt: d.updatedAt,
+      })),
+    ],
     conflicts: store.openConflicts(queueLimit).map((c) => ({
       id: c.id,
       dedupKey: c.dedupKey,

@@ -29,7 +29,9 @@ export function instrumentView(p: PortStatus, today: TodayFigures, orders?: Orde
     refusedConnections: p.refusedConnections ?? 0,
     ...(orders ? { orders } : {}),
     ...(p.lostMessages ? { lostMessages: p.lostMessages } : {}),
-    ...(p.detection ? { detection: { state: p.detection.state, summary: p.detection.summary, yaml: p.detection.yaml, note: p.detection.note, trials: p.detection.trials } } : {}),
+    ...(p.detection
+      ? { detection: { state: p.detection.state, summary: p.detection.summary, yaml: p.detection.yaml, note: p.detection.note, trials: p.detection.trials } }
+      : {}),
   };
 }
 

@@ -40,7 +40,15 @@ function hourAxis(labels: readonly string[], y: number): SafeHtml {
   return html`${ticks}`;
 }
 
-function bars(values: readonly number[], under: readonly number[] | null, top: number, height: number, max: number, cls: string, title: (i: number) => string): SafeHtml {
+function bars(
+  values: readonly number[],
+  under: readonly number[] | null,
+  top: number,
+  height: number,
+  max: number,
+  cls: string,
+  title: (i: number) => string,
+): SafeHtml {
   const rects = values.map((v, i) => {
     if (v <= 0) return '';
     const base = under ? under[i]! : 0;

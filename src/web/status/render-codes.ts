@@ -7,7 +7,8 @@ import type { CodeSeenView, InstrumentCodesView, StatusSnapshot } from './source
 
 function codeRow(c: CodeSeenView, now: number): SafeHtml {
   const value = c.lastValue === null ? html`<span class="never">not kept</span>` : html`${c.lastValue} ${c.lastUnit ?? ''}`;
-  const mapping = c.problem === null ? html`<code>${c.loinc ?? ''}</code>` : html`<span class="reason">${c.problem}</span>${c.loinc ? html` <code>${c.loinc}</code>` : ''}`;
+  const mapping =
+    c.problem === null ? html`<code>${c.loinc ?? ''}</code>` : html`<span class="reason">${c.problem}</span>${c.loinc ? html` <code>${c.loinc}</code>` : ''}`;
   return html`<tr data-code="${c.code}"${c.problem ? html` class="needs-mapping"` : ''}><td><code>${c.code}</code></td><td class="num">${c.seen}</td>
 <td class="num">${value}</td><td>${ago(c.lastAt, now)}</td><td>${mapping}</td></tr>`;
 }

@@ -16,8 +16,12 @@ export function detectionCard(i: InstrumentView, d: DetectionView, facts: SafeHt
 ${i.state === 'connected' ? '' : html`<p class="reason">${i.reason ?? ''}</p>`}
 <p class="finding"><strong>${d.summary}</strong></p>
 <p class="note">Listening only: nothing is answered, so the analyzer keeps its results until this instrument is configured.</p>
-${found ? html`<p>In the entry of <code>${i.id}</code>, put these lines in place of <code>driver</code> and <code>transport</code>, then reload (<code>systemctl reload labgate</code>):</p>
-<pre class="yaml" data-yaml>${yamlBlock(d.yaml)}</pre>` : ''}
+${
+  found
+    ? html`<p>In the entry of <code>${i.id}</code>, put these lines in place of <code>driver</code> and <code>transport</code>, then reload (<code>systemctl reload labgate</code>):</p>
+<pre class="yaml" data-yaml>${yamlBlock(d.yaml)}</pre>`
+    : ''
+}
 ${d.note ? html`<p class="note">${d.note}</p>` : ''}
 ${trials.length ? html`<details><summary>Settings tried (${trials.length})</summary><ul class="reasons">${trials}</ul></details>` : ''}
 <dl>${facts}</dl>
@@ -26,6 +30,10 @@ ${trials.length ? html`<details><summary>Settings tried (${trials.length})</summ
 
 /** Configuration lines for a `<pre>`: each escaped (a control character shows as its code), joined by real newlines. */
 export function yamlBlock(lines: readonly string[]): SafeHtml {
-  return html`${lines.map((line, i) => (i === 0 ? html`${line}` : html`
-${line}`))}`;
+  return html`${lines.map((line, i) =>
+    i === 0
+      ? html`${line}`
+      : html`
+${line}`,
+  )}`;
 }

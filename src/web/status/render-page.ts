@@ -69,6 +69,9 @@ ${problem === null ? '' : html`<p class="flash flash-error" role="alert">${probl
 
 /** A refusal a person can act on (stale form, foreign origin). */
 export function refusalPage(message: string): string {
-  return layout('labgate: refused', html`<main class="login"><h1>Not done</h1><p class="flash flash-error" role="alert">${message}</p>
-<p><a href="${paths.page}">Back to the status page</a></p></main>`);
+  return layout(
+    'labgate: refused',
+    html`<main class="login"><h1>Not done</h1><p class="flash flash-error" role="alert">${message}</p>
+<p><a href="${paths.page}">Back to the status page</a></p></main>`,
+  );
 }

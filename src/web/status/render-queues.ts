@@ -62,7 +62,8 @@ ${actionForm(paths.resolveConflict, csrf, { id, choice: 'forward' }, 'Forward ne
 
 function rejectedRow(r: RejectedCaptureView, csrf: string, now: number): SafeHtml {
   const reasons = r.reasons.map(
-    (x) => html`<li>${x.reason}${x.analyzerCode ? html` <small>(code ${x.analyzerCode})</small>` : ''}${x.accession ? html` <small>accession ${x.accession}</small>` : ''}</li>`,
+    (x) =>
+      html`<li>${x.reason}${x.analyzerCode ? html` <small>(code ${x.analyzerCode})</small>` : ''}${x.accession ? html` <small>accession ${x.accession}</small>` : ''}</li>`,
   );
   const reprocess = actionForm(paths.reprocessCapture, csrf, { id: String(r.id) }, 'Reprocess');
   return html`<tr data-capture="${String(r.id)}"><td class="num">${r.id}</td><td>${r.instrumentId}</td><td>${r.protocol}</td><td>${ago(r.receivedAt, now)}</td>

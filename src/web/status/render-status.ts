@@ -21,7 +21,12 @@ function fact(label: string, value: SafeHtml | string | number, wide = false): S
 }
 
 function instrumentCard(i: InstrumentView, now: number): SafeHtml {
-  if (i.detection) return detectionCard(i, i.detection, html`${fact('Port', html`<code>${i.port}</code>`, true)}${fact('Since', ago(i.since, now))}${fact('Last byte', ago(i.lastByteAt, now))}`);
+  if (i.detection)
+    return detectionCard(
+      i,
+      i.detection,
+      html`${fact('Port', html`<code>${i.port}</code>`, true)}${fact('Since', ago(i.since, now))}${fact('Last byte', ago(i.lastByteAt, now))}`,
+    );
   const verdict = instrumentLamp(i);
   return html`<article class="card card-${verdict}" id="instrument-${i.id}" data-instrument="${i.id}">
 <h3>${i.id} ${lamp(verdict, stateLabel(i.state))}</h3>

@@ -32,7 +32,10 @@ const HTML = 'text/html; charset=utf-8';
 // Everything but the clock: two snapshots that differ only in `now` render the same apart from relative times,
 // which the client script advances itself.
 function etagOf(s: StatusSnapshot): string {
-  return `"${createHash('sha256').update(JSON.stringify({ ...s, now: 0 })).digest('base64url').slice(0, 22)}"`;
+  return `"${createHash('sha256')
+    .update(JSON.stringify({ ...s, now: 0 }))
+    .digest('base64url')
+    .slice(0, 22)}"`;
 }
 
 function withSession(auth: StatusAuth, handler: (req: IncomingMessage, res: ServerResponse, session: Session) => Promise<void>): Route['handler'] {

@@ -203,10 +203,7 @@ export interface StatusSnapshot {
 }
 
 /** What an action did, in a sentence for the technician; `not-found` when someone else got there first. */
-export type ActionOutcome =
-  | { kind: 'done'; message: string }
-  | { kind: 'not-found'; message: string }
-  | { kind: 'failed'; message: string };
+export type ActionOutcome = { kind: 'done'; message: string } | { kind: 'not-found'; message: string } | { kind: 'failed'; message: string };
 
 /** Keep the stored version, or forward the incoming one to the sinks as a correction. */
 export type ConflictChoice = 'keep' | 'forward';

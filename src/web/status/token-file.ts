@@ -38,7 +38,8 @@ export class TokenFile {
       this.log?.info({ path: this.path }, 'status page token file changed; sessions of the old token end');
     } catch (err) {
       // Refuse everyone rather than keep a token the administrator may have just withdrawn.
-      if (this.token !== undefined) this.log?.error({ path: this.path, code: (err as NodeJS.ErrnoException).code }, 'status page token file unreadable; refusing every login');
+      if (this.token !== undefined)
+        this.log?.error({ path: this.path, code: (err as NodeJS.ErrnoException).code }, 'status page token file unreadable; refusing every login');
       this.token = undefined;
       this.identity = '';
     }
