@@ -26,6 +26,12 @@ export class SocketTransport implements Transport {
     socket.on('data', (data: Buffer) => {
       this.lastDataAt = this.now();
       for (const l of this.dataListeners) l(data);
+      // One chunk a turn of the event loop: libuv would otherwise read a fast peer many times in one turn, and an
+      // instrument babbling over the network would delay the other instruments' commits and ACKs behind its bytes.
+      socket.pause();
+      setImmediate(() => {
+        if (!socket.destroyed) socket.resume();
+      });
     });
     socket.on('error', (err) => (this.lastError = err));
     socket.on('close', () =>

@@ -57,6 +57,42 @@ describe('TcpServerEndpoint (labgate listens)', () => {
     expect(closed?.reason).toBe('peer closed the connection');
   });
 
+  it('takes one chunk of a fast peer per turn of the event loop, every byte in order', async () => {
+    const endpoint = new TcpServerEndpoint({ host: '127.0.0.1', port: 0 });
+    cleanups.push(() => endpoint.close());
+    const { port } = await endpoint.listen();
+    const opened = endpoint.open();
+    const analyzer = await connect(port);
+    cleanups.push(() => void analyzer.destroy());
+    const transport = await opened;
+    // A turn counter the loop advances once per check phase; two chunks in one turn would share a number.
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    cleanups.push(() => void (ticking = false));
+    const turns: number[] = [];
+    let bytes = 0;
+    let sum = 0;
+    transport.onData((d) => {
+      turns.push(turn);
+      bytes += d.length;
+      for (const b of d) sum = (sum * 31 + b) % 1_000_003;
+    });
+    const sent = Buffer.alloc(8 * 1024 * 1024, 0);
+    for (let i = 0; i < sent.length; i += 1) sent[i] = (i * 7) % 251;
+    let expected = 0;
+    for (const b of sent) expected = (expected * 31 + b) % 1_000_003;
+    analyzer.write(sent);
+    await until(() => bytes === sent.length, 20_000);
+    expect(sum).toBe(expected);
+    expect(turns.length).toBeGreaterThan(2);
+    expect(new Set(turns).size).toBe(turns.length);
+  });
+
   it('accepts one session at a time per instrument: one more connection waits its turn, a third is refused', async () => {
     const endpoint = new TcpServerEndpoint({ host: '127.0.0.1', port: 0 });
     cleanups.push(() => endpoint.close());
