@@ -1,4 +1,4 @@
-// A LIMS test server: a real node:http server implementing the LIMS contract (issue 6), which misbehaves on
+// A LIMS test server: a real node:http server implementing the LIMS contract (src/sinks/LIMS.md), which misbehaves on
 // request. Used by the tests, the LIMS bench and the demo. Not for production: the admin routes have no auth.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TestListener } from '../test-servers/listener.js';
