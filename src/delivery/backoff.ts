@@ -23,10 +23,12 @@ export function retryAt(now: number, attempts: number, policy: BackoffPolicy, ra
 
 /**
  * When each row of a batch may be tried again; null keeps the row's due time and attempts. A row waits its own
- * backoff (and the sink's Retry-After), grown by its attempts only for a failure of its own: a sink-wide failure says
- * nothing about the row, so it waits the first step (the breaker, not the row's bad luck, answers for the sink's
- * health). While the sink is `paused`, a row the sink failed keeps its place: the outage is the sink's, and the probe
- * decides when rows go again.
+ * backoff (and the sink's Retry-After), grown by its attempts only for a failure of its own that the sink gave no time
+ * for: a sink-wide failure says nothing about the row, so it waits the first step (the breaker, not the row's bad
+ * luck, answers for the sink's health); a failure the sink named a time for (Retry-After on a 429, "still in
+ * processing") waits that time, not a guess that grows (a row unlucky enough to meet four 429s among other failures
+ * would otherwise wait up to 16 s where the LIMS asked for one). While the sink is `paused`, a row the sink failed
+ * keeps its place: the outage is the sink's, and the probe decides when rows go again.
  */
 export function retryTimes(
   rows: readonly { attempts: number }[],
@@ -40,6 +42,7 @@ export function retryTimes(
     if (o.kind !== 'retry') return null;
     const sinkWide = o.scope !== undefined && o.scope !== 'record';
     if (paused && sinkWide) return null;
-    return retryAt(now, sinkWide ? 0 : rows[i]!.attempts, policy, random, o.notBefore);
+    const guessed = !sinkWide && o.notBefore === undefined;
+    return retryAt(now, guessed ? rows[i]!.attempts : 0, policy, random, o.notBefore);
   });
 }

@@ -30,12 +30,24 @@ describe('backoff', () => {
     const rows = [{ attempts: 3 }, { attempts: 3 }, { attempts: 3 }, { attempts: 3 }, { attempts: 3 }];
     const outcomes: Outcome[] = [
       { kind: 'delivered' },
-      { kind: 'retry', reason: '409 in processing' },
+      { kind: 'retry', reason: 'sink bug', scope: 'record' },
       { kind: 'retry', reason: 'lost', scope: 'sink' },
       { kind: 'retry', reason: '503', scope: 'sink', notBefore: 12_000 },
       { kind: 'retry', reason: 'refused', scope: 'unreachable' },
     ];
     expect(retryTimes(rows, outcomes, false, 10_000, policy, () => 0.5)).toEqual([null, 14_000, 10_500, 12_000, 10_500]);
     expect(retryTimes(rows, outcomes, true, 10_000, policy, () => 0.5)).toEqual([null, 14_000, null, null, null]);
+  });
+
+  it('a failure of its own the sink named a time for (429 Retry-After, in processing) waits that time, not a grown guess', () => {
+    const rows = [{ attempts: 4 }, { attempts: 4 }, { attempts: 4 }];
+    const outcomes: Outcome[] = [
+      { kind: 'retry', reason: '429', scope: 'record', notBefore: 11_000 },
+      { kind: 'retry', reason: '409 in processing', scope: 'record', notBefore: 10_200 },
+      { kind: 'retry', reason: 'sink bug', scope: 'record' },
+    ];
+    // The first step's jitter still spreads the rows that share a Retry-After's second; the third grows to 2^4 s.
+    expect(retryTimes(rows, outcomes, false, 10_000, policy, () => 0.9)).toEqual([11_000, 10_900, 24_400]);
+    expect(retryTimes(rows, outcomes, true, 10_000, policy, () => 0.9)).toEqual([11_000, 10_900, 24_400]);
   });
 });
