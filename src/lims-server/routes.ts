@@ -72,7 +72,7 @@ export function putRoute(ctx: RouteCtx, req: IncomingMessage, res: ServerRespons
   apply(ctx, f, req, res, id, body, key, fate === 'lost');
 }
 
-/** The contract proper: replay, precondition, apply; `lose` destroys the socket instead of answering. */
+/** The contract proper: replay, precondition, apply; `lose` destroys the socket instead of answering (a replay's too). */
 function apply(ctx: RouteCtx, f: LimsFaults, req: IncomingMessage, res: ServerResponse, id: string, body: string, key: string, lose: boolean): void {
   const fingerprint = fingerprintOf('PUT', req.url ?? '', body);
   const known = ctx.book.answer(key);
@@ -80,6 +80,8 @@ function apply(ctx: RouteCtx, f: LimsFaults, req: IncomingMessage, res: ServerRe
   if (known && known.fingerprint !== fingerprint) return problem(res, 422, 'idempotency-key-reused');
   if (known) {
     ctx.book.replays++;
+    // The answer to a replay is lost like any other (the resend of a lost answer may be lost too).
+    if (lose || ctx.random() < f.rateLost) return void req.socket.destroy();
     res.writeHead(known.status, { 'content-type': 'application/json', etag: known.etag, 'idempotent-replayed': 'true' });
     return void res.end(known.body);
   }

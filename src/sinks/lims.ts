@@ -143,7 +143,13 @@ function recordPath(ctx: Ctx, row: OutboxRow): string {
 
 type Sent = Extract<LimsResponse, { kind: 'answer' | 'failure' }>;
 
-/** Sends with a bearer token (authed-exchange.ts); a missing or refused token is a sink-wide retry. */
+/**
+ * Sends with a bearer token (authed-exchange.ts); a missing or refused token is a sink-wide retry. An answer lost with
+ * its connection (reset, closed before the answer: a load balancer dropping an idle keep-alive connection as we reuse
+ * it, one instance of several restarting) is asked for once more at once, on another connection: the sink's PUTs and
+ * GETs are idempotent (RFC 9110 9.2.2; a PUT carries its Idempotency-Key too), and RFC 9112 9.3.1 lets a client resend
+ * an idempotent request whose connection closed before the answer. Lost again, it is the record's retry as before.
+ */
 async function authed(ctx: Ctx, signal: AbortSignal, req: AuthedRequest): Promise<Sent | { outcome: Outcome }> {
   const deps = {
     dispatcher: ctx.dispatcher,
@@ -151,8 +157,10 @@ async function authed(ctx: Ctx, signal: AbortSignal, req: AuthedRequest): Promis
     origin: ctx.origin,
     headersTimeoutMs: ctx.options.timeouts.headersMs,
     bodyTimeoutMs: ctx.options.timeouts.bodyMs,
+    heard: (status: number) => ctx.limiter.heard(status === 429),
   };
-  const res = await authedExchange({ ...deps, heard: (status) => ctx.limiter.heard(status === 429) }, signal, req);
+  let res = await authedExchange(deps, signal, req);
+  if (res.kind === 'failure' && res.failure === 'lost') res = await authedExchange(deps, signal, req);
   if (res.kind === 'no-token') return { outcome: { kind: 'retry', reason: res.reason, scope: res.unreachable ? 'unreachable' : 'sink' } };
   // A fresh token refused too means wrong credentials or a broken LIMS: every record is affected alike.
   if (res.kind === 'token-refused') return { outcome: { kind: 'retry', reason: 'LIMS refused a freshly issued token', scope: 'sink' } };

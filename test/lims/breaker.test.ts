@@ -17,7 +17,8 @@ describe('one failure among successes', () => {
   it.each([
     // The 503 says Retry-After: 1, later than the row's own backoff (0.5 of 1 s): the row waits for it.
     { fate: '503' as const, retryInMs: 1_000 },
-    // Applied, then the socket is destroyed: the resend under the same idempotency key is answered from the LIMS's memory.
+    // Applied, then the socket is destroyed, and the sink's immediate resend lost too: the record's later resend under
+    // the same idempotency key is answered from the LIMS's memory.
     { fate: 'lost' as const, retryInMs: 500 },
     // Handled only after the sink's 200 ms header timeout has fired (undici checks it about every half second): the
     // resend, or the late original, is the only write.
@@ -26,7 +27,7 @@ describe('one failure among successes', () => {
     rig = await drainRig(60, { server: { faults: { slowMs: 2_000 } }, sink: { timeouts: { connectMs: 1_000, headersMs: 200, bodyMs: 1_000 } } });
     const r = rig;
     const victim = r.recordIds[7]!;
-    r.lims.server.configure({ scripted: { [victim]: [fate] } });
+    r.lims.server.configure({ scripted: { [victim]: fate === 'lost' ? ['lost', 'lost'] : [fate] } });
     r.drain.start();
     await until(() => r.idle() && (outboxStates(r.store).sent ?? 0) === 59, 'every other record');
     expect(r.circuits.every((c) => c === 'closed')).toBe(true);
@@ -82,7 +83,8 @@ describe('evidence that the LIMS is down', () => {
     r.clock.advance(15_000);
     await until(() => r.idle() && outboxStates(r.store).sent === 30, 'the backlog');
     expect(appliedOnce(r)).toBe(true);
-    expect(r.lims.server.stats().replays).toBe(10);
+    // Each of the first batch's rows: its immediate resend, lost too, and its resend after the pause.
+    expect(r.lims.server.stats().replays).toBe(20);
   });
 
   it('a refused connection pauses the sink at once, and it comes back at the next probe', async () => {

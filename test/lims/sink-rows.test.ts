@@ -105,14 +105,23 @@ describe('LIMS sink, one row per classification', () => {
     await r.server.start();
   });
 
-  it('a lost response: retry for the whole sink; the resend is a replay, applied once', async () => {
+  it('a lost response is sent again at once, on another connection: delivered by the replay, applied once', async () => {
+    r = await rig();
+    const [row] = sampleRows(1);
+    r.server.configure({ scripted: { [row!.recordId]: ['lost'] } });
+    expect((await r.sink.deliver([row!], signal))[0]).toMatchObject({ kind: 'delivered', detail: 'replayed by the LIMS' });
+    expect(r.server.appliedCount(row!.recordId)).toBe(1);
+    expect(r.server.stats().replays).toBe(1);
+  });
+
+  it('a lost response whose resend is lost too: retry for the whole sink; every resend a replay, applied once', async () => {
     r = await rig({ faults: { rateLost: 1 } });
     const [row] = sampleRows(1);
     expect((await r.sink.deliver([row!], signal))[0]).toMatchObject({ kind: 'retry', scope: 'sink', reason: expect.stringMatching(/lost/) });
     r.server.configure({ rateLost: 0 });
     expect((await r.sink.deliver([row!], signal))[0]).toMatchObject({ kind: 'delivered', detail: 'replayed by the LIMS' });
     expect(r.server.appliedCount(row!.recordId)).toBe(1);
-    expect(r.server.stats().replays).toBe(1);
+    expect(r.server.stats().replays).toBe(2);
   });
 
   it.each([400, 403, 404, 410, 422])('%i: dead with the status and the start of the body', async (status) => {
