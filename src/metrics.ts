@@ -3,6 +3,7 @@
 // pulled from an injected source at scrape time, so the store is read only when someone asks.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DriverEvent } from './runner-contract.js';
+import type { GroupFigures } from './store/group-commit.js';
 import type { PortState, PortStatus } from './transport/supervisor.js';
 
 /** One sink's backlog as the store reports it. */
@@ -52,6 +53,7 @@ export class Metrics {
   /** Per sink: [epoch second, rows delivered in it], oldest first. */
   private readonly delivered = new Map<string, [number, number][]>();
   private backlogSource: () => SinkBacklog[] = () => [];
+  private commitSource: () => GroupFigures = () => ({ commits: 0, fsyncs: 0, messages: 0 });
   private backlog: SinkBacklog[] = [];
   /** Reconnects already counted per instrument (supervisor statuses carry a running total). */
   private readonly reconnectsSeen = new Map<string, number>();
@@ -134,6 +136,7 @@ export class Metrics {
       registers: r,
     });
     this.backlogGauges(r);
+    this.commitCounters(r);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'labgate_' });
   }
 
@@ -209,6 +212,11 @@ export class Metrics {
     this.backlogSource = source;
   }
 
+  /** Where the store's group-commit figures come from at scrape time (the gateway's one GroupCommit). */
+  setCommitSource(source: () => GroupFigures): void {
+    this.commitSource = source;
+  }
+
   /** The exposition: content type and body for GET /metrics. */
   async render(): Promise<{ contentType: string; body: string }> {
     this.backlog = this.backlogSource();
@@ -221,6 +229,29 @@ export class Metrics {
     const buckets = (this.delivered.get(sink) ?? []).filter(([second]) => second > cutoff);
     this.delivered.set(sink, buckets);
     return buckets.reduce((sum, [, n]) => sum + n, 0) / (this.windowMs / 1000);
+  }
+
+  // Read from the committer when scraped: messages over commits is the group size, commits over fsyncs the groups
+  // one fsync made durable (a slow disk makes the fsyncs fewer, not the analyzers slower).
+  private commitCounters(r: Registry[]): void {
+    const figures = (): GroupFigures => this.commitSource();
+    const counter = (name: string, help: string, pick: (f: GroupFigures) => number): Counter =>
+      new Counter({
+        name,
+        help,
+        registers: r,
+        collect() {
+          this.reset();
+          this.inc(pick(figures()));
+        },
+      });
+    counter('labgate_store_commits_total', 'Transactions that committed analyzer messages (one per group)', (f) => f.commits);
+    counter(
+      'labgate_store_committed_messages_total',
+      'Analyzer messages the group commit took into its transactions (each in its own savepoint)',
+      (f) => f.messages,
+    );
+    counter('labgate_store_wal_fsyncs_total', 'WAL fsyncs that made committed groups durable before their ACKs', (f) => f.fsyncs);
   }
 
   private backlogGauges(r: Registry[]): void {

@@ -26,6 +26,7 @@ import type { WebServer } from '../web/server.js';
 import { BacklogSampler } from './backlog-sampler.js';
 import { recordDeliveryMetrics } from './delivery-metrics.js';
 import { createIngestPort } from './ingest-port.js';
+import { GroupCommit } from '../store/group-commit.js';
 import type { IngestPort } from '../runner-contract.js';
 import { InstrumentSet } from './instrument-set.js';
 import { superviseInstrument, type InstrumentHandle } from './instruments.js';
@@ -233,8 +234,12 @@ export class Gateway {
   // One port for every instrument, made with the first: a full disk's failures are summarized across them.
   private ingestPort: IngestPort | undefined;
   private ingest(): IngestPort {
-    this.ingestPort ??= createIngestPort({
+    if (this.ingestPort) return this.ingestPort;
+    const group = new GroupCommit(this.store!);
+    this.metrics.setCommitSource(() => group.figures());
+    this.ingestPort = createIngestPort({
       store: this.store!,
+      group,
       accepting: () => this.accepting(),
       onCommitted: () => {
         this.sinkHealthView.invalidate();

@@ -84,7 +84,7 @@ describe('the gateway as parts', () => {
     const lines: { msg: string; parts?: string[] }[] = [];
     const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string }) } });
     const gateway = new Gateway(parsed.config, { clock: systemClock, random: Math.random, log });
-    await gateway.start();
+    const { httpPort } = await gateway.start();
     cleanups.push(() => gateway.stop());
     expect(lines.find((l) => l.msg === 'gateway ready')?.parts).toEqual(['logs', 'store', 'delivery', 'retention', 'disk', 'http', 'instruments']);
 
@@ -110,6 +110,13 @@ describe('the gateway as parts', () => {
     gateway.instrumentSet.add(parsed.config.instruments[0]!);
     await until(() => gateway.instruments.every((i) => i.supervisor.snapshot().state !== 'stopped'), 5_000, 'the instrument started again');
     expect(await send(p1)).toBe('AA');
+    // The instruments' one group commit, as /metrics reads it: three messages, each durable before its AA.
+    const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+    const figure = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    expect(figure('labgate_store_committed_messages_total')).toBe(3);
+    expect(figure('labgate_store_commits_total')).toBeGreaterThanOrEqual(1);
+    expect(figure('labgate_store_wal_fsyncs_total')).toBeGreaterThanOrEqual(1);
+    expect(figure('labgate_store_wal_fsyncs_total')).toBeLessThanOrEqual(figure('labgate_store_commits_total'));
     await gateway.stop();
     expect(gateway.instruments).toEqual([]);
   });

@@ -196,6 +196,8 @@ describe('/metrics over real HTTP', () => {
     metrics.delivery('postgres', 'delivered', 30);
     metrics.delivery('lims', 'retry', 4);
     metrics.delivery('lims', 'dead', 1);
+    let figures = { commits: 4, fsyncs: 3, messages: 11 };
+    metrics.setCommitSource(() => figures);
 
     const base = await serve(w, metrics);
     const res = await fetch(`${base}/metrics`);
@@ -225,8 +227,17 @@ describe('/metrics over real HTTP', () => {
       'labgate_sink_drain_rate{sink="lims"} 0',
       'labgate_delivery_latency_seconds_bucket{le="0.5",sink="postgres"} 1',
       'labgate_delivery_latency_seconds_count{sink="postgres"} 3',
+      'labgate_store_commits_total 4',
+      'labgate_store_committed_messages_total 11',
+      'labgate_store_wal_fsyncs_total 3',
     ]) {
       expect(text).toContain(line);
+    }
+    // Read again at each scrape, never added up twice.
+    figures = { commits: 5, fsyncs: 4, messages: 12 };
+    const again = await (await fetch(`${base}/metrics`)).text();
+    for (const line of ['labgate_store_commits_total 5', 'labgate_store_committed_messages_total 12', 'labgate_store_wal_fsyncs_total 4']) {
+      expect(again).toContain(line);
     }
     now += 120_000;
     expect(metrics.drainRate('postgres')).toBe(0);
