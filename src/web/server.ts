@@ -1,5 +1,5 @@
 // The gateway's one HTTP listener (default 127.0.0.1): /healthz, /metrics, and the status page's routes,
-// which issue 8 adds through `route()` on the same server.
+// which the status page (src/web/status/) adds through `route()` on the same server.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Log } from '../log.js';

@@ -36,15 +36,21 @@ function collect(socket: Socket): { socket: Socket; text: () => string; closed: 
   return { socket, text: () => text, closed: () => closed };
 }
 
+/** An endpoint on a free port, one analyzer connected to it, and the session labgate opened for that analyzer. */
+async function oneSession(): Promise<{ analyzer: Socket; transport: Transport }> {
+  const endpoint = new TcpServerEndpoint({ host: '127.0.0.1', port: 0 });
+  cleanups.push(() => endpoint.close());
+  const { port } = await endpoint.listen();
+  const opened = endpoint.open();
+  const analyzer = await connect(port);
+  cleanups.push(() => void analyzer.destroy());
+  return { analyzer, transport: await opened };
+}
+
 describe('TcpServerEndpoint (labgate listens)', () => {
   it('carries bytes both ways and reports the peer closing', async () => {
-    const endpoint = new TcpServerEndpoint({ host: '127.0.0.1', port: 0 });
-    cleanups.push(() => endpoint.close());
-    const { port } = await endpoint.listen();
-    const opened = endpoint.open();
-    const analyzer = await connect(port);
+    const { analyzer, transport } = await oneSession();
     const seen = collect(analyzer);
-    const transport = await opened;
     const received: string[] = [];
     let closed: CloseInfo | undefined;
     transport.onData((d) => received.push(d.toString('latin1')));
@@ -58,13 +64,7 @@ describe('TcpServerEndpoint (labgate listens)', () => {
   });
 
   it('takes one chunk of a fast peer per turn of the event loop, every byte in order', async () => {
-    const endpoint = new TcpServerEndpoint({ host: '127.0.0.1', port: 0 });
-    cleanups.push(() => endpoint.close());
-    const { port } = await endpoint.listen();
-    const opened = endpoint.open();
-    const analyzer = await connect(port);
-    cleanups.push(() => void analyzer.destroy());
-    const transport = await opened;
+    const { analyzer, transport } = await oneSession();
     // A turn counter the loop advances once per check phase; two chunks in one turn would share a number.
     let turn = 0;
     let ticking = true;
