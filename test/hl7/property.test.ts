@@ -7,6 +7,7 @@ import { initialMllpState, mllpStep } from '../../drivers/hl7/mllp.js';
 import { parseMessage, valueAt } from '../../drivers/hl7/parse.js';
 import { allFixtures, mindrayBs } from './fixtures.js';
 import { mllp } from './mnemonic.js';
+import { expectSent, wireReadings } from './sent.js';
 
 const stream = Buffer.concat(allFixtures.map((f) => mllp(f.payload)));
 
@@ -63,19 +64,34 @@ describe('corruption', () => {
         }
         const corrupted = Buffer.from(bytes);
         const text = corrupted.toString('latin1');
+        const readings = wireReadings(corrupted);
         const decoded = decodeHl7Capture(corrupted, fixture.profile, fixture.options);
         const results = decoded.flatMap((m) => m.results);
         expect(results.length).toBeLessThanOrEqual((text.match(/OBX/g) ?? []).length);
         for (const r of results) {
-          expect(text).toContain(r.accession);
-          expect(text).toContain(r.source.analyzerCode);
+          expectSent(readings, r.accession);
+          expectSent(readings, r.source.analyzerCode);
           // A repeated OBX-5 is read as lines, one per repetition: each line was sent.
-          for (const line of r.valueText.split('\n')) expect(text).toContain(line);
+          for (const line of r.valueText.split('\n')) expectSent(readings, line);
           expect(fixture.profile.mapping.map((m) => m.loinc)).toContain(r.analyteLoinc);
         }
       }),
       { numRuns: 2000 },
     );
+  });
+
+  test('a corrupted byte pair that is valid UTF-8 is read as UTF-8, and the result names what was sent', () => {
+    // Found by the property above (seed 1564843983): bytes C3 80 in OBR-2 of a message declared ASCII.
+    const bytes = Buffer.from(raw);
+    const at = bytes.indexOf('OBR|1|') + 'OBR|1|'.length;
+    bytes[at] = 0xc3;
+    bytes[at + 1] = 0x80;
+    const results = decodeHl7Capture(bytes, fixture.profile, fixture.options).flatMap((m) => m.results);
+    expect(results.length).toBeGreaterThan(0);
+    for (const r of results) {
+      expect(r.accession.startsWith('\u00c0')).toBe(true);
+      expectSent(wireReadings(bytes), r.accession);
+    }
   });
 
   test('random bytes never crash the decoder', () => {
