@@ -14,7 +14,8 @@ import { committer, INSTRUMENTS, runWorkload, type CommitMode, type WorkloadFigu
 import { sig, type BenchLine } from './line.js';
 
 const TARGET = 0.8;
-const ROUNDS = 4;
+// Eight short rounds taking turns: a noisy neighbour slows a round of one mode, not the whole figure.
+const ROUNDS = 8;
 const MESSAGES_EACH = 40;
 const SLOW_FSYNC_US = 5000;
 const SLOW_MESSAGES_EACH = 40;
@@ -23,7 +24,7 @@ const SLOW_MESSAGES_EACH = 40;
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-'));
   try {
-    const { durable, peer, oneByOne } = await alternate(dir);
+    const { durable, peer, oneByOne, roundRatios } = await alternate(dir);
     const value = durable.results / (durable.ms / 1000);
     const noFsync = peer.results / (peer.ms / 1000);
     const onePerMessage = oneByOne.results / (oneByOne.ms / 1000);
@@ -37,6 +38,8 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
       noFsync: sig(noFsync),
       ratioToNoFsync: sig(value / noFsync),
       target: TARGET,
+      // Each round's durable figure over the no-fsync one measured right after it: how much the machine's noise moved the ratio.
+      roundRatios: roundRatios.map((r) => sig(r)),
       ackP99Ms: sig(durable.ackP99Ms),
       eventLoopDelayP99Ms: sig(durable.eventLoopDelayP99Ms),
       noFsyncEventLoopDelayP99Ms: sig(peer.eventLoopDelayP99Ms),
@@ -51,7 +54,7 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
 }
 
 // Durable and peer rounds take turns on their own stores, so a disk or CPU whose speed drifts slows both alike.
-async function alternate(dir: string): Promise<{ durable: WorkloadFigures; peer: WorkloadFigures; oneByOne: WorkloadFigures }> {
+async function alternate(dir: string): Promise<{ durable: WorkloadFigures; peer: WorkloadFigures; oneByOne: WorkloadFigures; roundRatios: number[] }> {
   let clock = Date.UTC(2026, 6, 1);
   const open = (name: string, mode: CommitMode) => {
     const store = openStore({ dataDir: join(dir, name), sinks: ['postgres', 'lims'], now: () => clock++ });
@@ -75,7 +78,9 @@ async function alternate(dir: string): Promise<{ durable: WorkloadFigures; peer:
   } finally {
     for (const { store } of Object.values(runs)) store.close();
   }
-  return { durable: total(figures.durable), peer: total(figures.peer), oneByOne: total(figures.oneByOne) };
+  const rate = (r: WorkloadFigures): number => r.results / r.ms;
+  const roundRatios = figures.durable.map((d, i) => rate(d) / rate(figures.peer[i]!));
+  return { durable: total(figures.durable), peer: total(figures.peer), oneByOne: total(figures.oneByOne), roundRatios };
 }
 
 // Throughput over the rounds together; the worst round's p99s.
