@@ -137,7 +137,9 @@ export class Metrics {
     });
     this.backlogGauges(r);
     this.commitCounters(r);
-    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'labgate_' });
+    // The event-loop lag histogram samples every 100 ms, not prom-client's default 10 ms: that timer alone woke an
+    // idle gateway 100 times a second. A stall of 100 ms or more is always seen; shorter ones are not worth the wakeups.
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'labgate_', eventLoopMonitoringPrecision: 100 });
   }
 
   /** Counts one driver event for an instrument (wire to DriverContext.onEvent). */

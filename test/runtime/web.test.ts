@@ -247,5 +247,7 @@ describe('/metrics over real HTTP', () => {
     const metrics = new Metrics({ now: () => 0, processMetrics: true });
     const { body } = await metrics.render();
     expect(body).toContain('labgate_process_resident_memory_bytes');
+    // Sampled every 100 ms instead of 10 (runtime.idle.cpu in the bench), still reported.
+    expect(body).toContain('labgate_nodejs_eventloop_lag_p99_seconds');
   });
 });
