@@ -81,7 +81,7 @@ function apply(ctx: RouteCtx, f: LimsFaults, req: IncomingMessage, res: ServerRe
   if (known) {
     ctx.book.replays++;
     // The answer to a replay is lost like any other (the resend of a lost answer may be lost too).
-    if (lose || ctx.random() < f.rateLost) return void req.socket.destroy();
+    if (lostAnswer(ctx, f, req, lose)) return;
     res.writeHead(known.status, { 'content-type': 'application/json', etag: known.etag, 'idempotent-replayed': 'true' });
     return void res.end(known.body);
   }
@@ -90,9 +90,16 @@ function apply(ctx: RouteCtx, f: LimsFaults, req: IncomingMessage, res: ServerRe
   if (failed) return problem(res, failed, 'precondition-failed');
   const answer = ctx.book.apply(id, body, key, fingerprint);
   if (!f.replayIdempotent) ctx.book.forgetAnswers();
-  if (lose || ctx.random() < f.rateLost) return void req.socket.destroy();
+  if (lostAnswer(ctx, f, req, lose)) return;
   res.writeHead(answer.status, { 'content-type': 'application/json', etag: answer.etag });
   res.end(answer.body);
+}
+
+/** The scripted loss, else one at the configured rate: the socket is destroyed instead of answering. */
+function lostAnswer(ctx: RouteCtx, f: LimsFaults, req: IncomingMessage, lose: boolean): boolean {
+  if (!lose && ctx.random() >= f.rateLost) return false;
+  req.socket.destroy();
+  return true;
 }
 
 /** Answers (or hangs) a PUT whose fate is a failure; false when the contract is to be applied. */
