@@ -1,17 +1,7 @@
 // The composition root's front door: parses the command name and hands the rest to that command's module.
 // Only the command modules read the environment, open devices and handle signals.
+import type { CliIo, Command } from './commands/command.js';
 import { LabgateError } from './errors.js';
-
-/** Where a command writes; injected so tests can capture it. */
-export interface CliIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  stdin: NodeJS.ReadableStream;
-  env: NodeJS.ProcessEnv;
-}
-
-/** A subcommand: returns the process exit code (0 ok, 2 usage or configuration error). */
-export type Command = (args: string[], io: CliIo) => Promise<number>;
 
 interface CommandEntry {
   summary: string;

@@ -5,7 +5,7 @@
 import { append, items, type Chain } from './chain.js';
 import { CR, LF } from './frame.js';
 import { emptyInbox, heldChunks, hold, holdRest, MAX_MESSAGE_BYTES, type Inbox } from './inbox.js';
-import type { LinkConfig, LinkEffect, LinkInput, StepResult } from './link.js';
+import type { LinkCommon, LinkConfig, LinkEffect, LinkInput, Step } from './link-contract.js';
 import { isTerminatorRecord } from './records.js';
 
 /** Idle time after which a message without an L record is committed as received. */
@@ -26,13 +26,8 @@ interface LineSoFar {
   readonly content: boolean;
 }
 
-interface Common {
-  readonly config: LinkConfig;
-  readonly accepting: boolean;
-}
-
 /** Collecting the records of a message. */
-export interface BareReceiving extends Common {
+export interface BareReceiving extends LinkCommon {
   readonly phase: 'receiving';
   readonly lines: Chain<Buffer>;
   readonly bytes: number;
@@ -42,13 +37,13 @@ export interface BareReceiving extends Common {
 }
 
 /** A message outgrew MAX_MESSAGE_BYTES and was discarded: its records are skipped up to its L record. */
-export interface BareSkipping extends Common {
+export interface BareSkipping extends LinkCommon {
   readonly phase: 'skipping';
   readonly delimiter: string;
   readonly line: LineSoFar;
 }
 
-interface Held extends Common {
+interface Held extends LinkCommon {
   readonly message: Buffer;
   /** What arrived meanwhile, read once the message is committed. */
   readonly inbox: Inbox;
@@ -82,7 +77,7 @@ export function bareHeldBytes(s: BareState): number {
 }
 
 /** The `framing: none` transitions of the link state machine. */
-export function bareStep(s: BareState, input: Exclude<LinkInput, { kind: 'accepting' }>): StepResult {
+export function bareStep(s: BareState, input: Exclude<LinkInput, { kind: 'accepting' }>): Step<BareState> {
   const effects: Effects = [];
   switch (input.kind) {
     case 'bytes':

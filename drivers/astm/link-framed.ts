@@ -5,7 +5,8 @@ import { ACK, CR, ENQ, EOT, LF, NAK, STX } from './frame.js';
 import { readFrame, type FrameRead, type PartialFrame } from './frame-reader.js';
 import { NextByte } from './next-byte.js';
 import { emptyInbox, heldChunks, hold, holdRest, MAX_MESSAGE_BYTES } from './inbox.js';
-import type { Aborted, Committing, FramedState, LinkEffect, LinkEvent, LinkInput, Neutral, Receiving, Retrying, StepResult } from './link.js';
+import type { LinkEffect, LinkEvent, LinkInput, Step } from './link-contract.js';
+import type { Aborted, Committing, FramedState, Neutral, Receiving, Retrying } from './link-framed-state.js';
 import { assemble, isComplete, newMessage, withFrame, withRefusal, type AcceptedFrame, type MessageSoFar } from './link-message.js';
 
 /** LIS01-A2 8.5.2: the receiver waits 30 s for a frame or EOT, then discards and returns to neutral. */
@@ -19,7 +20,7 @@ type Input = Exclude<LinkInput, { kind: 'accepting' }>;
 type Effects = LinkEffect[];
 
 /** One transition of the LIS01-A2 receiver. */
-export function framedStep(s: FramedState, input: Input): StepResult {
+export function framedStep(s: FramedState, input: Input): Step<FramedState> {
   const effects: Effects = [];
   switch (input.kind) {
     case 'bytes':

@@ -1,10 +1,11 @@
 // `labgate check-config --config FILE`: validates the configuration without opening anything but the files it names.
 // Exit 0 when valid (warnings are printed), 2 with every problem listed when not (the CLI maps CONFIG_UNREADABLE to
 // 2 as well). The rules on the files themselves are in config/file-checks.ts.
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { commandArgs, configOption } from './args.js';
 import { fileChecks } from '../config/file-checks.js';
-import { checkConfigFile, formatProblems } from '../config/load.js';
+import { checkConfigFile } from '../config/load.js';
+import { formatProblems } from '../config/problem.js';
 
 const help = `Usage: labgate check-config [--config FILE] [--credentials DIR] [--schema-only]
 

@@ -2,7 +2,7 @@
 // on results a sink refused for good. retry and purge are audited with the OS user as actor; purge asks first.
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline';
-import type { CliIo, Command } from '../cli.js';
+import type { CliIo, Command } from './command.js';
 import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { LabgateError } from '../errors.js';

@@ -1,9 +1,10 @@
 // `labgate decode`: decodes a capture exactly as the running gateway would, without a store, so a technician
 // can check a new analyzer's mapping before going live. Exit 0 nothing rejected, 3 something rejected, 2 usage.
 import { readFileSync } from 'node:fs';
-import type { CliIo, Command } from '../cli.js';
+import type { CliIo, Command } from './command.js';
 import { commandArgs, configOption } from './args.js';
-import { formatProblems, loadConfig } from '../config/load.js';
+import { loadConfig } from '../config/load.js';
+import { formatProblems } from '../config/problem.js';
 import { bindInstruments } from '../driver-registry.js';
 import { LabgateError } from '../errors.js';
 import type { DecodedMessage } from '../message.js';

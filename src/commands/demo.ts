@@ -1,6 +1,6 @@
 // `labgate demo`: the whole pipeline on one machine with nothing installed (src/demo/). The composition root of
 // the demo: reads the arguments, owns the terminal and the exit code, and stops everything it started.
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { commandArgs, configOption } from './args.js';
 import { LabgateError } from '../errors.js';
 import { DemoEnvironment } from '../demo/demo-environment.js';

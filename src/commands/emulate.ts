@@ -4,7 +4,7 @@
 // as an analyzer with results waiting does. The result times are its clock's, in UTC (configure `timezone: UTC`).
 import { readFileSync } from 'node:fs';
 import { SerialPort } from 'serialport';
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { AstmEmulator } from '../../drivers/astm/emulator.js';
 import { systemClock } from '../clock.js';
 import { LabgateError } from '../errors.js';

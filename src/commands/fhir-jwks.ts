@@ -2,7 +2,7 @@
 // operator to register with the hospital's authorization server (or publish at a URL it fetches). Reads the private
 // key file named in the configuration; prints only its public half.
 import { readFileSync } from 'node:fs';
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { LabgateError } from '../errors.js';

@@ -1,7 +1,7 @@
 // `labgate pg-migrate --config FILE [--print]`: creates or upgrades the central schema (result_load and its audit
 // table), or prints the SQL so a DBA can review and apply it. Idempotent and versioned.
 import pg from 'pg';
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { LabgateError } from '../errors.js';

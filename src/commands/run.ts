@@ -1,6 +1,6 @@
 // `labgate run --config FILE`: the service systemd starts. The only place that reads the environment, handles
 // signals and reports readiness to the service manager.
-import type { CliIo, Command } from '../cli.js';
+import type { CliIo, Command } from './command.js';
 import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { systemClock } from '../clock.js';

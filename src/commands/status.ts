@@ -1,6 +1,6 @@
 // `labgate status --config FILE [--json]`: per sink, what is pending, sent, dead and in conflict, how old the oldest
 // pending result is, the measured rate and when the backlog will be drained. Reads beside a running gateway.
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { formatReport, sinkReport } from '../delivery/status-report.js';

@@ -1,7 +1,7 @@
 // Rules that span several keys. They read the raw document defensively (anything may be missing or of the
 // wrong type there), so they can run even when the schema has already failed and their problems are
 // reported in the same run.
-import type { ConfigProblem } from './load.js';
+import type { ConfigProblem } from './problem.js';
 import { isLoopbackHost } from './loopback.js';
 import { twoWayChecks } from './two-way-checks.js';
 import { urlCredentialChecks } from './url-credentials.js';

@@ -4,7 +4,7 @@
 // exists only while the service runs: then the LoadCredential source (/etc/labgate/credentials/<name>) is checked.
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { ConfigProblem } from './load.js';
+import type { ConfigProblem } from './problem.js';
 
 /** What a path is, or the error code of looking at it. */
 export type Probe = (path: string) => { kind: 'file' | 'dir' | 'other'; mode: number } | { code: string };

@@ -7,13 +7,8 @@ import type { z } from 'zod';
 import { LabgateError } from '../errors.js';
 import { crossChecks } from './cross-checks.js';
 import { driverOptionIssues } from './driver-options.js';
+import { formatPath, formatProblems, type ConfigProblem } from './problem.js';
 import { configSchema, type Config } from './schema.js';
-
-/** A validation problem: `instruments[1].transport.baudRate: expected one of ..., got 96000`. */
-export interface ConfigProblem {
-  path: string;
-  message: string;
-}
 
 export type ConfigResult = { kind: 'ok'; config: Config } | { kind: 'invalid'; problems: ConfigProblem[] };
 
@@ -72,11 +67,6 @@ export function checkConfigFile(file: string): ConfigResult {
   return parseConfigText(text);
 }
 
-/** One line per problem, for the terminal. */
-export function formatProblems(problems: readonly ConfigProblem[]): string {
-  return problems.map((p) => `  ${p.path}: ${p.message}`).join('\n');
-}
-
 function toProblem(issue: z.core.$ZodIssue): ConfigProblem {
   const path = formatPath(issue.path);
   const input = 'input' in issue ? issue.input : undefined;
@@ -90,11 +80,6 @@ function toProblem(issue: z.core.$ZodIssue): ConfigProblem {
     message = input === undefined ? `required (${message})` : `${message}, got ${JSON.stringify(input)}`;
   }
   return { path: path || '(root)', message };
-}
-
-/** `instruments[1].transport.baudRate` from zod's `['instruments', 1, 'transport', 'baudRate']`. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), '');
 }
 
 /** The file's section order, so problems read top to bottom like the file. */

@@ -1,6 +1,6 @@
 // Two-way ASTM instruments (options.orders.query or .download) need what their answers are made from and sent with:
 // the LIMS (sinks.lims, enabled) and the LIS01-A2 link layer (a bare-records analyzer has no way to be sent to).
-import type { ConfigProblem } from './load.js';
+import type { ConfigProblem } from './problem.js';
 import type { Config } from './schema.js';
 
 type Raw = Record<string, unknown>;

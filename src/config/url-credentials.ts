@@ -2,7 +2,7 @@
 // shown in errors and copied into tickets, while secrets belong in the files named by the `*File` keys. Refused are
 // a user or password before the host (`https://user:pw@lims.lab`) and query parameters that carry one
 // (`?access_token=...`, `?api_key=...`). The PostgreSQL URL names its user by design; its password is checked apart.
-import type { ConfigProblem } from './load.js';
+import type { ConfigProblem } from './problem.js';
 
 type Raw = Record<string, unknown>;
 

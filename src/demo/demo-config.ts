@@ -4,7 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
-import { formatProblems, validateConfig } from '../config/load.js';
+import { validateConfig } from '../config/load.js';
+import { formatProblems } from '../config/problem.js';
 import type { Config } from '../config/schema.js';
 import { LabgateError } from '../errors.js';
 

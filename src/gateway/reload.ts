@@ -2,7 +2,8 @@
 // an invalid file changes nothing and says why (log, status page, /healthz) until a valid one is loaded. A valid one
 // is compared with the running configuration (config/reload-plan.ts) and the gateway applies the instruments' part.
 // Reloads run one at a time: a signal arriving during one is taken after it, against the file as it is then.
-import { checkConfigFile, type ConfigProblem } from '../config/load.js';
+import { checkConfigFile } from '../config/load.js';
+import type { ConfigProblem } from '../config/problem.js';
 import { describePlan, planReload, type ReloadPlan } from '../config/reload-plan.js';
 import type { Config } from '../config/schema.js';
 import { bindInstruments } from '../driver-registry.js';

@@ -2,7 +2,7 @@
 // to add under the instrument's `mapping:`. Values are shown as sent, escaped, control characters as their codes.
 import { html, type SafeHtml } from './html.js';
 import { yamlBlock } from './render-detection.js';
-import { ago } from './render-status.js';
+import { ago } from './render-marks.js';
 import type { CodeSeenView, InstrumentCodesView, StatusSnapshot } from './source.js';
 
 function codeRow(c: CodeSeenView, now: number): SafeHtml {

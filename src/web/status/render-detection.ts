@@ -1,7 +1,7 @@
 // The card of an instrument whose serial settings are being detected: what was found, the lines to copy into the
 // configuration (one tap selects them all), and what every setting tried showed.
 import { html, type SafeHtml } from './html.js';
-import { lamp } from './render-status.js';
+import { lamp } from './render-marks.js';
 import type { DetectionView, InstrumentView } from './source.js';
 
 const OUTCOME: Record<DetectionView['trials'][number]['outcome'], string> = { noise: 'noise', silence: 'silence', recognized: 'makes sense' };

@@ -6,7 +6,8 @@ import { daySection } from './render-charts.js';
 import { codesSection } from './render-codes.js';
 import { reloadSection } from './render-reload.js';
 import { actionForm, queuesSection } from './render-queues.js';
-import { ago, chips, instrumentsSection, lamp, resultsSection, sinksSection } from './render-status.js';
+import { ago, lamp } from './render-marks.js';
+import { chips, instrumentsSection, resultsSection, sinksSection } from './render-status.js';
 import type { StatusSnapshot } from './source.js';
 
 /** Per-request facts the page needs besides the snapshot. */

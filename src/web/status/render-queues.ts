@@ -2,7 +2,7 @@
 // JavaScript) carrying the session's CSRF token. Every value goes through `html`, so it is escaped.
 import { html, type SafeHtml } from './html.js';
 import { paths } from './paths.js';
-import { ago } from './render-status.js';
+import { ago } from './render-marks.js';
 import type { ConflictView, DeadLetterView, RejectedCaptureView, ResultFields, StatusSnapshot } from './source.js';
 
 type Fields = Record<string, string>;

@@ -1,7 +1,7 @@
 // What the last configuration reload did: applied (and what), or refused with every problem and its path, and the
 // changes only a restart applies. Shown above everything else until the next reload says otherwise.
 import { html, type SafeHtml } from './html.js';
-import { ago } from './render-status.js';
+import { ago } from './render-marks.js';
 import type { StatusSnapshot } from './source.js';
 
 /** The reload banner; nothing before the first reload. */

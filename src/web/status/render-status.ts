@@ -1,20 +1,10 @@
 // The read-only sections: instruments, sinks, recent results. Every value goes through `html`, so it is escaped.
 import { html, type SafeHtml } from './html.js';
-import { drainTime, instrumentLamp, isoTime, relativeTime, sinkLamp, stateLabel, type Lamp } from './format.js';
+import { drainTime, instrumentLamp, sinkLamp, stateLabel } from './format.js';
+import { ago, lamp } from './render-marks.js';
 import { detectionCard } from './render-detection.js';
 import { ordersFacts } from './render-orders.js';
 import type { InstrumentView, ResultView, SinkView, StatusSnapshot } from './source.js';
-
-/** A relative time the client script keeps current between updates. */
-export function ago(at: number | null, now: number): SafeHtml {
-  if (at === null) return html`<span class="never">never</span>`;
-  return html`<time datetime="${isoTime(at)}" data-at="${at}">${relativeTime(at, now)}</time>`;
-}
-
-/** A coloured dot with its word, so the verdict does not depend on colour alone. */
-export function lamp(verdict: Lamp, label: string): SafeHtml {
-  return html`<span class="lamp lamp-${verdict}" data-lamp="${verdict}"><span class="dot" aria-hidden="true"></span>${label}</span>`;
-}
 
 function fact(label: string, value: SafeHtml | string | number, wide = false): SafeHtml {
   return html`<div class="fact${wide ? ' wide' : ''}"><dt>${label}</dt><dd>${value}</dd></div>`;
