@@ -7,7 +7,8 @@ import { systemClock } from '../clock.js';
 import { LabgateError } from '../errors.js';
 import { LogSummary } from '../log-summary.js';
 import { ProcessFaults } from '../process-faults.js';
-import { Gateway, type GatewayDeps } from '../gateway/gateway.js';
+import { Gateway } from '../gateway/gateway.js';
+import type { GatewayDeps } from '../gateway/gateway-deps.js';
 import { createLogger, type Logger } from '../logger.js';
 import { SystemdNotifier } from '../systemd/notify.js';
 

@@ -6,73 +6,40 @@
 // released.
 import type { ReloadPlan } from '../config/reload-plan.js';
 import type { Config, InstrumentConfig } from '../config/schema.js';
-import type { Clock } from '../clock.js';
-import type { DriverEvent } from '../runner-contract.js';
-import { bindInstruments, type BoundInstrument, type MessageDecoders } from '../driver-registry.js';
-import { DiskGuard, type StatFs } from '../disk-guard.js';
+import { bindInstruments, type BoundInstrument } from '../driver-registry.js';
 import type { Drain } from '../delivery/drain.js';
-import { createDrains } from '../delivery/drains.js';
 import { LabgateError } from '../errors.js';
-import { sinkLogger, type Logger } from '../logger.js';
+import type { Logger } from '../logger.js';
 import { LogSummary } from '../log-summary.js';
 import { Metrics } from '../metrics.js';
-import type { ProcessFaults } from '../process-faults.js';
-import type { Sink } from '../delivery/contract.js';
 import { GroupCommit } from '../store/group-commit.js';
+import type { GatewayDeps } from './gateway-deps.js';
 import { Retention } from '../store/retention.js';
 import { openStore, type Store } from '../store/store.js';
-import type { SerialPortFactory } from '../transport/endpoint.js';
 import { SinkHealthView, type SinkHealth } from '../delivery/sink-health.js';
 import type { WebServer } from '../web/server.js';
 import { BacklogSampler } from './backlog-sampler.js';
-import { recordDeliveryMetrics } from './delivery-metrics.js';
+import { DeliveryPart } from './delivery-part.js';
+import { DiskPart } from './disk-part.js';
 import { createIngestPort } from './ingest-port.js';
 import type { IngestPort } from '../runner-contract.js';
 import { InstrumentSet } from './instrument-set.js';
 import { superviseInstrument, type InstrumentHandle } from './instruments.js';
 import { Lifecycle, type Part } from './lifecycle.js';
 import { ConfigReloader, type ReloadStatus } from './reload.js';
-import { buildSinks, enabledSinkNames, qcSinkNames } from './sinks.js';
-import { limsTokens, startTwoWay, type TwoWay } from './two-way.js';
+import { enabledSinkNames, qcSinkNames } from './sinks.js';
 import { gatewayWeb } from './web.js';
-
-/** What the composition root injects (tests and the demo replace the serial ports, sinks and disk probe). */
-export interface GatewayDeps {
-  clock: Clock;
-  random: () => number;
-  log: Logger;
-  createSerialPort?: SerialPortFactory;
-  /** Sinks to use instead of building them from the configuration (the demo's embedded PostgreSQL). */
-  sinks?: Sink[];
-  statfs?: StatFs;
-  /** How often the disk guard measures free space (default 5 s); the full-disk test shortens it. */
-  diskIntervalMs?: number;
-  /** Decoders the instruments' runners use instead of their protocol's own (a test's failing decoder). */
-  decoders?: MessageDecoders;
-  /** Test-only fault hook run just before each commit (see createIngestPort). */
-  beforeCommit?: () => void;
-  onDriverEvent?: (instrument: string, event: DriverEvent) => void;
-  processMetrics?: boolean;
-  /** Unhandled rejections of this process (labgate run installs it), shown on /healthz and /metrics. */
-  faults?: ProcessFaults;
-  /** The file the configuration came from: reload() reads it again (labgate run's SIGHUP). */
-  configFile?: string;
-}
 
 /** One running gateway. */
 export class Gateway {
   readonly metrics: Metrics;
   store: Store | undefined;
   web: WebServer | undefined;
-  drains: Drain[] = [];
   /** The running instruments; a configuration reload adds, removes or restarts them one at a time. */
   readonly instrumentSet: InstrumentSet;
-  private sinks: Sink[] = [];
-  /** Query and download modes' orders client and dispatch drain, when an instrument is two-way. */
-  private twoWay: TwoWay | undefined;
-  private lims: ReturnType<typeof limsTokens>;
+  private readonly delivery: DeliveryPart;
   private bound: ReadonlyMap<string, BoundInstrument> = new Map();
-  private disk: DiskGuard | undefined;
+  private readonly disk: DiskPart;
   private retention: Retention | undefined;
   private stopping = false;
   private ready = false;
@@ -92,8 +59,22 @@ export class Gateway {
     this.metrics = new Metrics({ now: deps.clock.now, processMetrics: deps.processMetrics ?? false });
     deps.faults?.onRecord(() => this.metrics.unhandledError());
     this.lifecycle = new Lifecycle(deps.log);
+    this.disk = new DiskPart(() => this.config.gateway, deps);
+    this.delivery = new DeliveryPart({
+      config: () => this.config,
+      store: () => this.store!,
+      clock: deps.clock,
+      random: deps.random,
+      log: deps.log,
+      metrics: this.metrics,
+      ...(deps.sinks ? { sinks: deps.sinks } : {}),
+      onOutcomes: () => {
+        this.sinkHealthView.invalidate();
+        this.sampler?.note();
+      },
+    });
     this.sinkHealthView = new SinkHealthView(
-      () => this.drains,
+      () => this.delivery.drains,
       () => this.store?.outbox.counts() ?? [],
       deps.clock.now,
     );
@@ -114,11 +95,16 @@ export class Gateway {
 
   /** True while new messages may be committed (not shutting down, disk above its floor). */
   accepting(): boolean {
-    return !this.stopping && (this.disk?.accepting() ?? true);
+    return !this.stopping && this.disk.accepting();
   }
 
   isReady(): boolean {
     return this.ready;
+  }
+
+  /** The sinks' drains (not two-way's dispatch drain). */
+  get drains(): Drain[] {
+    return this.delivery.drains;
   }
 
   /** The running instruments. */
@@ -137,7 +123,10 @@ export class Gateway {
     let httpPort = 0;
     await this.lifecycle.start(this.parts((port) => (httpPort = port)));
     this.ready = true;
-    deps.log.info({ instruments: this.instruments.length, sinks: this.sinks.map((s) => s.name), httpPort, parts: this.lifecycle.names() }, 'gateway ready');
+    deps.log.info(
+      { instruments: this.instruments.length, sinks: this.delivery.sinks.map((s) => s.name), httpPort, parts: this.lifecycle.names() },
+      'gateway ready',
+    );
     return { httpPort };
   }
 
@@ -176,8 +165,7 @@ export class Gateway {
 
   /** Each sink's drain status beside its backlog, for health, the status page and metrics. */
   sinkHealth(): SinkHealth[] {
-    const results = this.sinkHealthView.health();
-    return this.twoWay ? [...results, this.twoWay.health(this.deps.clock.now())] : results;
+    return this.delivery.withTwoWay(this.sinkHealthView.health(), this.deps.clock.now());
   }
 
   // The parts in start order; each stop undoes its start.
@@ -200,7 +188,15 @@ export class Gateway {
         },
         stop: () => this.store?.close(),
       },
-      { name: 'delivery', start: () => this.startDrains(this.store!), stop: () => this.stopDrains() },
+      {
+        name: 'delivery',
+        start: () => {
+          this.delivery.start();
+          this.metrics.setBacklogSource(() => this.sinkHealth());
+          this.sampler?.note();
+        },
+        stop: () => this.delivery.stop(),
+      },
       {
         name: 'retention',
         start: () => {
@@ -209,7 +205,7 @@ export class Gateway {
         },
         stop: () => this.retention?.stop(),
       },
-      { name: 'disk', start: () => this.startDisk(), stop: () => this.disk?.stop() },
+      this.disk,
       { name: 'http', start: async () => listening((await this.startWeb(this.store!)).port), stop: () => this.web?.stop() },
       this.instrumentSet,
     ];
@@ -227,7 +223,7 @@ export class Gateway {
       metrics: this.metrics,
       ...(deps.createSerialPort ? { createSerialPort: deps.createSerialPort } : {}),
       ...(deps.onDriverEvent ? { onEvent: deps.onDriverEvent } : {}),
-      ...(this.twoWay ? { orders: this.twoWay.port } : {}),
+      ...(this.delivery.twoWay ? { orders: this.delivery.twoWay.port } : {}),
     });
   }
 
@@ -243,7 +239,7 @@ export class Gateway {
       accepting: () => this.accepting(),
       onCommitted: () => {
         this.sinkHealthView.invalidate();
-        this.drains.forEach((d) => d.notify());
+        this.delivery.drains.forEach((d) => d.notify());
         this.sampler?.note();
       },
       // A full disk fails every message an analyzer resends: one line per interval, not one per attempt.
@@ -251,51 +247,6 @@ export class Gateway {
       ...(this.deps.beforeCommit ? { beforeCommit: this.deps.beforeCommit } : {}),
     });
     return this.ingestPort;
-  }
-
-  // The sinks and their drains, then two-way's orders client and dispatch drain (one LIMS token for all of them).
-  private startDrains(store: Store): void {
-    const { config, deps } = this;
-    this.lims = limsTokens(config, deps.clock.now);
-    this.sinks = deps.sinks ?? buildSinks(config, { log: deps.log, now: deps.clock.now, ...(this.lims ? { limsTokens: this.lims.tokens } : {}) });
-    const drains = createDrains(this.sinks, {
-      config,
-      outbox: store.outbox,
-      clock: deps.clock,
-      random: deps.random,
-      log: (sink) => sinkLogger(deps.log, sink),
-      onOutcomes: (sink) => (rows, outcomes, now) => {
-        this.sinkHealthView.invalidate();
-        recordDeliveryMetrics(this.metrics, sink, rows, outcomes, now);
-        this.sampler?.note();
-      },
-    });
-    this.drains = [...drains.values()];
-    this.metrics.setBacklogSource(() => this.sinkHealth());
-    for (const drain of this.drains) drain.start();
-    this.twoWay = startTwoWay(config, { store, tokens: this.lims?.tokens, clock: deps.clock, random: deps.random, log: deps.log, metrics: this.metrics });
-    this.sampler?.note();
-  }
-
-  private async stopDrains(): Promise<void> {
-    await Promise.allSettled(this.drains.map((d) => d.stop()));
-    await this.twoWay?.stop();
-    await Promise.allSettled(this.sinks.map((s) => s.close()));
-    await this.lims?.agent.close();
-  }
-
-  private async startDisk(): Promise<void> {
-    const { config, deps } = this;
-    this.disk = new DiskGuard({
-      path: config.gateway.dataDir,
-      floorBytes: config.gateway.diskFloorMb * 1024 * 1024,
-      clock: deps.clock,
-      log: deps.log.child({ part: 'disk' }),
-      ...(deps.statfs ? { statfs: deps.statfs } : {}),
-      ...(deps.diskIntervalMs ? { intervalMs: deps.diskIntervalMs } : {}),
-    });
-    await this.disk.check();
-    this.disk.start();
   }
 
   private async startWeb(store: Store): Promise<{ port: number }> {
@@ -309,10 +260,10 @@ export class Gateway {
       metrics: this.metrics,
       ...(deps.faults ? { faults: deps.faults } : {}),
       ready: () => this.ready,
-      disk: () => this.disk,
+      disk: () => this.disk.guard,
       instruments: () => this.instruments.map((i) => i.supervisor.snapshot()),
       sinkHealth: () => this.sinkHealth(),
-      drains: () => (this.twoWay ? [...this.drains, this.twoWay.drain] : this.drains),
+      drains: () => this.delivery.allDrains(),
       bound: () => this.bound,
       retention: () => this.retention,
       reload: () => this.reloadStatus(),

@@ -7,20 +7,18 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { LabgateError } from '../errors.js';
-import type { Capture, DecodedMessage, InboundMessage, IngestSummary, Rejection } from '../message.js';
-import { sha256Hex } from '../payload.js';
-import type { KeyedResult } from '../result.js';
+import type { DecodedMessage, InboundMessage, IngestSummary } from '../message.js';
 import { CaptureJournal, type JournaledCapture, type RejectedCapture } from './captures.js';
 import { ConflictResolver, type ConflictChoice, type Resolution } from './conflict-resolution.js';
 import { Checkpointer } from './checkpointer.js';
 import { openDatabase } from './database.js';
 import { makePrivateDir, makePrivateFile } from './private-files.js';
-import { ResultWriter, validateResults } from './ingest.js';
+import { ResultWriter } from './ingest.js';
 import { SinkFigures, type BacklogSample, type SinkHour } from './sink-figures.js';
 import { InstrumentCodes, type CodeSeen } from './instrument-codes.js';
 import { InstrumentDays, type HourFigures, type InstrumentFigures } from './instrument-days.js';
 import { outboxRangeOf } from './layout.js';
+import { MessageCommits } from './message-commits.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
@@ -70,9 +68,6 @@ export interface AuditEntry {
   detail?: unknown;
 }
 
-/** Who ingest writes as in the audit log. */
-export const GATEWAY_ACTOR = 'gateway';
-
 /** Opens the data directory's store: takes the writer lock (unless `lock: false`), opens and migrates labgate.db. */
 export function openStore(options: StoreOptions): Store {
   makePrivateDir(options.dataDir);
@@ -100,16 +95,10 @@ export class Store {
   private readonly reads: StoreReads;
   private readonly days: InstrumentDays;
   private readonly codes: InstrumentCodes;
+  private readonly commits: MessageCommits;
   private readonly resolveTx: Database.Transaction<(id: number, choice: ConflictChoice, actor: string, now: number) => Resolution>;
-  private readonly ingestTx: Database.Transaction<
-    (capture: Capture, rawSha256: string, valid: KeyedResult[], rejections: Rejection[], now: number) => IngestSummary
-  >;
   private readonly maxResultId: Database.Statement;
   private readonly checkpointer: Checkpointer;
-  private readonly groupTx: Database.Transaction<(messages: readonly InboundMessage[]) => (IngestSummary | Error)[]>;
-  private readonly reprocessTx: Database.Transaction<
-    (captureId: number, valid: KeyedResult[], rejections: Rejection[], actor: string, now: number) => IngestSummary
-  >;
 
   constructor(
     readonly db: Database.Database,
@@ -127,10 +116,8 @@ export class Store {
     this.days = new InstrumentDays(db, options.dayOf);
     this.codes = new InstrumentCodes(db);
     this.sinkFigures = new SinkFigures(db);
-    this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, now) => this.commitMessage(capture, rawSha256, valid, rejections, now));
+    this.commits = new MessageCommits(db, { journal: this.journal, writer: this.writer, days: this.days, codes: this.codes }, options.now);
     this.maxResultId = db.prepare('SELECT COALESCE(MAX(id), 0) FROM results').pluck();
-    this.groupTx = db.transaction((messages) => messages.map((message) => this.ingestSaved(message)));
-    this.reprocessTx = db.transaction((captureId, valid, rejections, actor, now) => this.commitReprocess(captureId, valid, rejections, actor, now));
     const resolver = new ConflictResolver(db, options.sinks, options.qcSinks);
     this.resolveTx = db.transaction((id, choice, actor, now) => resolver.resolve(id, choice, actor, now));
   }
@@ -141,10 +128,7 @@ export class Store {
    * caller (the runtime's IngestPort) turns that into `unavailable` so the analyzer keeps its result.
    */
   ingest(message: InboundMessage): IngestSummary {
-    const now = this.options.now();
-    const { valid, invalid } = validateResults(message.results);
-    const rejections = invalid.length > 0 ? [...message.rejections, ...invalid] : message.rejections;
-    return this.ingestTx.immediate(message.capture, sha256Hex(message.capture.raw), valid, rejections, now);
+    return this.commits.ingest(message);
   }
 
   /**
@@ -154,13 +138,7 @@ export class Store {
    * answered before. Throws when the transaction as a whole fails; then none of it is stored.
    */
   ingestGroup(messages: readonly InboundMessage[]): (IngestSummary | Error)[] {
-    const level = this.db.pragma('synchronous', { simple: true }) as number;
-    this.db.pragma('synchronous = NORMAL');
-    try {
-      return this.groupTx.immediate(messages);
-    } finally {
-      this.db.pragma(`synchronous = ${level}`);
-    }
+    return this.commits.ingestGroup(messages);
   }
 
   /** The highest result id so far (0 when none): the results a group commit then makes have higher ones. */
@@ -190,10 +168,7 @@ export class Store {
 
   /** Re-ingests a rejected capture decoded again (after a configuration fix), under the same rules, counting nothing twice. */
   reprocess(captureId: number, decoded: DecodedMessage, actor: string): IngestSummary {
-    const now = this.options.now();
-    const { valid, invalid } = validateResults(decoded.results);
-    const rejections = [...decoded.rejections, ...invalid].map(({ observed: _, ...r }) => r);
-    return this.reprocessTx.immediate(captureId, valid, rejections, actor, now);
+    return this.commits.reprocess(captureId, decoded, actor);
   }
 
   /** Rejected captures, oldest first, without their raw bytes. */
@@ -270,54 +245,5 @@ export class Store {
     void this.checkpointer.close();
     this.db.close();
     this.lock?.release();
-  }
-
-  // One message of a group, inside its savepoint (a db.transaction called within another is a SAVEPOINT). An error
-  // that SQLite answers by rolling back the whole transaction (disk full, I/O error) ends the group: rethrown.
-  private ingestSaved(message: InboundMessage): IngestSummary | Error {
-    try {
-      return this.ingest(message);
-    } catch (err) {
-      if (!this.db.inTransaction) throw err;
-      return err instanceof Error ? err : new Error(String(err));
-    }
-  }
-
-  private commitMessage(capture: Capture, rawSha256: string, valid: KeyedResult[], observed: Rejection[], now: number): IngestSummary {
-    this.codes.message(capture.instrumentId, capture.receivedAt, valid, observed);
-    // What the analyzer sent beside a rejected code is for the codes seen; the reasons are kept as they always were.
-    const rejections = observed.map(({ observed: _, ...r }) => r);
-    const id = this.journal.insert(capture, rawSha256, rejections, valid.length, now);
-    const from = { id, receivedAt: capture.receivedAt, rawSha256 };
-    const ctx = { capture: from, now, actor: GATEWAY_ACTOR, counted: null };
-    const { tally, keys } = this.writer.writeAll(valid, ctx);
-    this.auditRejections(id, rejections, GATEWAY_ACTOR, now);
-    this.days.message(capture.instrumentId, capture.receivedAt, tally.inserted, rejections.length);
-    // Only a rejected capture can be reprocessed, so only it needs to remember what it was counted for.
-    if (rejections.length > 0) this.journal.settle(id, rejections, valid.length, keys, now);
-    return { captureId: id, ...tally, rejected: rejections.length };
-  }
-
-  private commitReprocess(captureId: number, valid: KeyedResult[], rejections: Rejection[], actor: string, now: number): IngestSummary {
-    const capture = this.journal.find(captureId);
-    if (capture === undefined) throw new LabgateError('USAGE', `there is no capture ${captureId}`);
-    if (capture.status !== 'rejected') {
-      throw new LabgateError('USAGE', `capture ${captureId} was accepted; nothing to reprocess`);
-    }
-    const from = { id: captureId, receivedAt: capture.receivedAt, rawSha256: capture.rawSha256 };
-    const counted = new Set(capture.countedKeys);
-    const { tally, keys } = this.writer.writeAll(valid, { capture: from, now, actor, counted });
-    this.auditRejections(captureId, rejections, actor, now);
-    this.journal.settle(captureId, rejections, valid.length, [...capture.countedKeys, ...keys], now);
-    this.days.reprocessed(capture.instrumentId, capture.receivedAt, tally.inserted);
-    const summary = { captureId, ...tally, rejected: rejections.length };
-    this.writer.audit(now, actor, 'reprocessed', `capture:${captureId}`, JSON.stringify(summary));
-    return summary;
-  }
-
-  private auditRejections(captureId: number, rejections: readonly Rejection[], actor: string, now: number): void {
-    for (const rejection of rejections) {
-      this.writer.audit(now, actor, 'rejected', `capture:${captureId}`, JSON.stringify(rejection));
-    }
   }
 }

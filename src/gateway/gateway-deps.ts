@@ -1,0 +1,32 @@
+// What the composition root injects into a gateway; tests and the demo replace the serial ports, sinks and disk probe.
+import type { Clock } from '../clock.js';
+import type { Sink } from '../delivery/contract.js';
+import type { StatFs } from '../disk-guard.js';
+import type { MessageDecoders } from '../driver-registry.js';
+import type { Logger } from '../logger.js';
+import type { ProcessFaults } from '../process-faults.js';
+import type { DriverEvent } from '../runner-contract.js';
+import type { SerialPortFactory } from '../transport/endpoint.js';
+
+/** What the composition root injects (tests and the demo replace the serial ports, sinks and disk probe). */
+export interface GatewayDeps {
+  clock: Clock;
+  random: () => number;
+  log: Logger;
+  createSerialPort?: SerialPortFactory;
+  /** Sinks to use instead of building them from the configuration (the demo's embedded PostgreSQL). */
+  sinks?: Sink[];
+  statfs?: StatFs;
+  /** How often the disk guard measures free space (default 5 s); the full-disk test shortens it. */
+  diskIntervalMs?: number;
+  /** Decoders the instruments' runners use instead of their protocol's own (a test's failing decoder). */
+  decoders?: MessageDecoders;
+  /** Test-only fault hook run just before each commit (see createIngestPort). */
+  beforeCommit?: () => void;
+  onDriverEvent?: (instrument: string, event: DriverEvent) => void;
+  processMetrics?: boolean;
+  /** Unhandled rejections of this process (labgate run installs it), shown on /healthz and /metrics. */
+  faults?: ProcessFaults;
+  /** The file the configuration came from: reload() reads it again (labgate run's SIGHUP). */
+  configFile?: string;
+}
