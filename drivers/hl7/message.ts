@@ -1,9 +1,11 @@
-// One HL7 message from bytes to what the store journals: charset, parse, then ORU normalization.
+// One HL7 message from bytes to what the store journals: charset, parse, then the results of the structures the driver
+// reads. Any other message is journaled and rejected with its type, so a person sees it and can reprocess it later.
 import type { InstrumentProfile } from '../../src/config/mapping.js';
 import type { DecodedMessage } from '../../src/message.js';
 import { defaultDelimiters, type Delimiters } from './delimiters.js';
 import { readHeader, type MessageHeader } from './header.js';
 import type { Hl7Options } from './options.js';
+import type { ResultStructure } from './groups.js';
 import { normalizeOru } from './oru.js';
 import { parseMessage, type Hl7Message } from './parse.js';
 
@@ -22,9 +24,27 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export function decodeHl7Message(raw: Buffer, profile: InstrumentProfile, options: Hl7Options): Hl7Decoding {
   const read = readMessage(raw, options);
   if (read.kind === 'invalid') return read.decoding;
-  // Chapter 7: ORU carries observations; anything else (QC, status, queries) is journaled and acknowledged only.
-  if (read.decoding.header!.messageType !== 'ORU') return read.decoding;
-  return { ...read.decoding, kind: 'results', decoded: normalizeOru(read.message, profile, options) };
+  const header = read.decoding.header!;
+  const structure = resultStructure(header);
+  if (structure === undefined) {
+    const reason = `message type ${messageTypeText(header)} is not read`;
+    return { ...read.decoding, decoded: { results: [], rejections: [{ reason }] } };
+  }
+  return { ...read.decoding, kind: 'results', decoded: normalizeOru(read.message, profile, options, structure) };
+}
+
+/** The result structure of a message by MSH-9: every ORU as R01 (its only result event), OUL^R21 and OUL^R22. */
+export function resultStructure(header: Pick<MessageHeader, 'messageType' | 'triggerEvent'>): ResultStructure | undefined {
+  if (header.messageType === 'ORU') return 'ORU_R01';
+  if (header.messageType === 'OUL' && header.triggerEvent === 'R21') return 'OUL_R21';
+  if (header.messageType === 'OUL' && header.triggerEvent === 'R22') return 'OUL_R22';
+  return undefined;
+}
+
+/** MSH-9 as a person reads it: `OUL^R21`, or the type alone. */
+export function messageTypeText(header: Pick<MessageHeader, 'messageType' | 'triggerEvent'>): string {
+  const type = header.messageType || '(none)';
+  return header.triggerEvent ? `${type}^${header.triggerEvent}` : type;
 }
 
 /**

@@ -1,49 +1,36 @@
 // Per-instrument HL7 options, validated once when the configuration is loaded.
 import { z } from 'zod';
-import { parseFieldRef, type FieldRef } from './parse.js';
+import { fieldLocationSchema, hl7Grammar, type FieldLocation } from '../../src/field-location.js';
 
-const isFieldRef = (v: unknown): v is FieldRef => typeof v === 'object' && v !== null && 'segment' in v && 'field' in v;
+/** A field location of any segment (`PID-2.1`, `SAC-3`, `OBR-3.1`): the analyzer's manual decides where its values are. */
+const location = fieldLocationSchema(hl7Grammar);
+const locations = (defaults: string[]) => z.array(location).min(1).prefault(defaults);
+// A result time is never read from the patient's segments: PID-7 is the birth date.
+const timeLocation = fieldLocationSchema(hl7Grammar, { ids: ['PID', 'PD1', 'NK1'], why: 'a result time is not read from patient data', refuse: true });
 
-// Accepts `OBR-3.1` as configured, or an already parsed FieldRef, so parsing the options twice is harmless.
-const fieldRef = (allowed: readonly string[]): z.ZodType<FieldRef, string | FieldRef> =>
-  z.union([z.string(), z.custom<FieldRef>(isFieldRef)]).transform((value, ctx) => {
-    const ref = typeof value === 'string' ? parseFieldRef(value) : value;
-    if (!ref || !allowed.includes(ref.segment)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `expected ${allowed.join('|')}-<field>[.<component>[.<subcomponent>]], got '${String(typeof value === 'string' ? value : value.segment)}'`,
-      });
-      return z.NEVER;
-    }
-    return ref;
-  });
+// The unit's two names before locations were general: OBX-6.1, or the whole of OBX-6.
+const unitNames: Record<string, string> = { component: 'OBX-6.1', field: 'OBX-6' };
 
 /** Options of one HL7 instrument; every default is the standard's reading. */
 export const hl7OptionsSchema = z.strictObject({
   /** Where the accession is read, first non-empty wins (SPM-2 is v2.5+; OBR-3 filler, OBR-2 placer order number). */
-  accession: z
-    .array(fieldRef(['OBR', 'SPM', 'ORC']))
-    .min(1)
-    .prefault(['OBR-3', 'OBR-2', 'SPM-2']),
+  accession: locations(['OBR-3.1', 'OBR-2.1', 'SPM-2.1.1']),
   /** Where the analyzer's test code is read, first non-empty wins (OBX-3 observation identifier; OBX-4 for senders that put it there). */
-  code: z
-    .array(fieldRef(['OBX']))
-    .min(1)
-    .prefault(['OBX-3']),
+  code: locations(['OBX-3.1']),
   /** Take the code from the CE/CWE triplet of this coding system (OBX-3.3 or the alternate OBX-3.6), e.g. `LN`. */
   codingSystem: z.string().trim().min(1).optional(),
   /** Result time, first present wins (OBX-14, then OBR-7 observation time, then MSH-7). */
-  time: z
-    .array(fieldRef(['OBX', 'OBR', 'MSH', 'SPM']))
-    .min(1)
-    .prefault(['OBX-14', 'OBR-7', 'MSH-7']),
+  time: z.array(timeLocation).min(1).prefault(['OBX-14.1', 'OBR-7.1', 'MSH-7.1']),
   /** Where the measuring unit's id is read for provenance (OBX-18 equipment instance identifier); null when the analyzer uses OBX-18 for something else. */
-  equipment: fieldRef(['OBX']).nullable().prefault('OBX-18'),
+  equipment: location.nullable().prefault('OBX-18.1'),
   /**
-   * Where the unit is: `component`, OBX-6.1 (the standard's CE identifier); `field`, the whole of OBX-6, for analyzers
-   * that write an unescaped component separator in the unit (`10^6/uL`).
+   * Where the unit is: OBX-6.1 (the standard's CE identifier, also called `component`); the whole of OBX-6 (`field`) for
+   * analyzers that write an unescaped component separator in the unit (`10^6/uL`).
    */
-  unit: z.enum(['component', 'field']).default('component'),
+  unit: z
+    .union([z.enum(['component', 'field']).transform((name) => unitNames[name]!), z.string(), z.custom<FieldLocation>((v) => typeof v === 'object')])
+    .pipe(location)
+    .prefault('OBX-6.1'),
   /** Status for an OBX-11 left empty (HL7 requires it; some analyzers never send it); `reject` follows the standard. */
   missingStatus: z.enum(['final', 'preliminary', 'reject']).default('final'),
   /** OBX-2 value types that are not results (images, pointers) and are skipped without a rejection. */
@@ -51,7 +38,7 @@ export const hl7OptionsSchema = z.strictObject({
   /** Analyzer codes that are not results (mode rows, histogram lines) and are skipped without a rejection. */
   skipCodes: z.array(z.string().trim().min(1)).default([]),
   /** Marks a message's results as QC when the field holds one of the values (e.g. Mindray MSH-16 = 2). */
-  qc: z.strictObject({ field: fieldRef(['MSH', 'OBR', 'SPM', 'ORC']), equals: z.array(z.string()).min(1) }).optional(),
+  qc: z.strictObject({ field: location, equals: z.array(z.string()).min(1) }).optional(),
   /** Character set of the payload: `auto` takes UTF-8 when the bytes are valid UTF-8, else Latin-1. */
   charset: z.enum(['auto', 'utf8', 'latin1']).default('auto'),
   /** Largest message accepted, in bytes; a bigger one is refused (AR) without being buffered. */

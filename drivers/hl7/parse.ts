@@ -3,6 +3,7 @@
 import { readDelimiters, type Delimiters } from './delimiters.js';
 import { unescapeText } from './escape.js';
 import { piece } from '../../src/delimited-text.js';
+import type { FieldLocation } from '../../src/field-location.js';
 
 /** One segment; `fields[n]` is SEG-n still escaped (`fields[0]` is the segment id; for MSH, `fields[1]` is MSH-1). */
 export interface Segment {
@@ -58,34 +59,31 @@ export function subcomponentsOf(raw: string, d: Delimiters): string[] {
   return raw.split(d.subcomponent);
 }
 
-/** Where a value lives: `SEG-field[.component[.subcomponent]]`, 1-based, first repetition unless given. */
-export interface FieldRef {
-  segment: string;
-  field: number;
-  component: number;
-  subcomponent: number;
-  repetition?: number;
+/** Where a value lives within a segment: a field location without its segment, first repetition unless given (0-based). */
+export type Position = Omit<FieldLocation, 'segment'> & { repetition?: number };
+
+/** The still escaped text at a position ('' when absent): the whole field (one repetition), component or subcomponent. */
+export function rawAt(segment: Segment, d: Delimiters, at: Position): string {
+  const rep = piece(rawField(segment, at.field), d.repetition, at.repetition ?? 0);
+  if (at.component === undefined) return rep;
+  const comp = piece(rep, d.component, at.component - 1);
+  return at.subcomponent === undefined ? comp : piece(comp, d.subcomponent, at.subcomponent - 1);
 }
 
 /** The unescaped value at a position ('' when absent). MSH-1 and MSH-2 are returned verbatim. */
-export function valueAt(segment: Segment, d: Delimiters, ref: Omit<FieldRef, 'segment'>): string {
-  const raw = rawField(segment, ref.field);
-  if (segment.id === 'MSH' && ref.field <= 2) return raw;
-  const rep = piece(raw, d.repetition, ref.repetition ?? 0);
-  const comp = piece(rep, d.component, ref.component - 1);
-  return unescapeText(piece(comp, d.subcomponent, ref.subcomponent - 1), d);
+export function valueAt(segment: Segment, d: Delimiters, at: Position): string {
+  if (segment.id === 'MSH' && at.field <= 2) return rawField(segment, at.field);
+  return unescapeText(rawAt(segment, d, at), d);
+}
+
+/** True when the text at a position holds parts below it (components of a whole field, subcomponents of a component). */
+export function holdsParts(segment: Segment, d: Delimiters, at: Position): boolean {
+  if (at.subcomponent !== undefined || (segment.id === 'MSH' && at.field <= 2)) return false;
+  const raw = rawAt(segment, d, at);
+  return raw.includes(d.subcomponent) || (at.component === undefined && raw.includes(d.component));
 }
 
 /** Every repetition of SEG-n at one component, unescaped, empty ones kept. */
 export function repeatedValues(segment: Segment, d: Delimiters, field: number, component = 1): string[] {
   return repetitionsOf(rawField(segment, field), d).map((rep) => unescapeText(componentsOf(rep, d)[component - 1] ?? '', d));
-}
-
-/** Parses `OBR-3`, `SPM-2.2` or `OBX-3.1.1` into a FieldRef; undefined when malformed. */
-export function parseFieldRef(text: string): FieldRef | undefined {
-  const m = /^([A-Z][A-Z0-9]{2})-(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(text.trim());
-  if (!m) return undefined;
-  const n = (s: string | undefined): number => (s === undefined ? 1 : Number(s));
-  if ([m[2], m[3], m[4]].some((s) => s !== undefined && Number(s) < 1)) return undefined;
-  return { segment: m[1]!, field: Number(m[2]), component: n(m[3]), subcomponent: n(m[4]) };
 }

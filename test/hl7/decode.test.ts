@@ -44,6 +44,11 @@ describe('options', () => {
 
   test('a misspelt option or a bad field reference is a configuration error', () => {
     expect(hl7OptionsSchema.safeParse({ acession: ['OBR-3'] }).success).toBe(false);
-    expect(hl7OptionsSchema.safeParse({ accession: ['PID-3'] }).error?.issues[0]?.message).toMatch(/expected OBR\|SPM\|ORC/);
+    expect(hl7OptionsSchema.safeParse({ accession: ['obr-3'] }).error?.issues[0]?.message).toMatch(
+      /'obr-3' is not a field location: 'obr' is not a segment id/,
+    );
+    expect(hl7OptionsSchema.safeParse({ time: ['PID-7'] }).error?.issues[0]?.message).toBe(
+      "'PID-7': a result time is not read from patient data (PID, PD1, NK1)",
+    );
   });
 });

@@ -82,7 +82,7 @@ export const lri251: Hl7Fixture = {
     { code: '5196-1', loinc: '5196-1' },
     { code: '2951-2', loinc: '2951-2' },
   ]),
-  options: { accession: ['SPM-2.2', 'OBR-3'], codingSystem: 'LN' },
+  options: { accession: ['SPM-2.2.1', 'OBR-3.1'], codingSystem: 'LN' },
 };
 
 /** Beckman Coulter DxH-style hematology, v2.5: LF segment ends, NTE, repeated OBX-8 flags, OBR-7 only (local time). */

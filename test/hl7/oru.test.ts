@@ -73,10 +73,10 @@ describe('ORU^R01 normalization per source', () => {
     ]);
   });
 
-  test('a non-ORU message is read but yields nothing', () => {
+  test('a message type the driver does not read is rejected with its type', () => {
     const d = decode(statusMessage);
     expect(d.kind).toBe('other');
-    expect(d.decoded).toEqual({ results: [], rejections: [] });
+    expect(d.decoded).toEqual({ results: [], rejections: [{ reason: 'message type ESU^U01 is not read' }] });
     expect(d.header?.controlId).toBe('DXH-7782');
   });
 });
@@ -90,7 +90,7 @@ describe('rejections instead of invented data', () => {
       'no time anywhere',
       'OBX|1|NM|2|GLU|5.42|mmol/L||N|||F||||',
       (p: string) => p.replace('|20241029081200|', '||').replace('20241029083015', ''),
-      /no result time in OBX-14, OBR-7, MSH-7/,
+      /no result time in OBX-14.1, OBR-7.1, MSH-7.1/,
     ],
     ['time in the spring gap', 'OBX|1|NM|2|GLU|5.42|mmol/L||N|||F|||20240331023000', undefined, /does not exist in Europe\/Vienna.*fixed offset/],
     ['time without minutes', 'OBX|1|NM|2|GLU|5.42|mmol/L||N|||F|||2024103108', undefined, /not precise to the minute/],

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { readDelimiters } from '../../drivers/hl7/delimiters.js';
 import { escapeText, unescapeText } from '../../drivers/hl7/escape.js';
-import { parseFieldRef, parseMessage, repeatedValues, valueAt, type Hl7Message } from '../../drivers/hl7/parse.js';
+import { holdsParts, parseMessage, repeatedValues, valueAt, type Hl7Message } from '../../drivers/hl7/parse.js';
 
 const parsed = (text: string): Hl7Message => {
   const r = parseMessage(text);
@@ -60,11 +60,17 @@ describe('segments and fields', () => {
   test('a bad segment id makes the message invalid', () => {
     expect(parseMessage('MSH|^~\\&\rxx|1')).toMatchObject({ kind: 'invalid' });
   });
-  test('field references', () => {
-    expect(parseFieldRef('SPM-2.2')).toEqual({ segment: 'SPM', field: 2, component: 2, subcomponent: 1 });
-    expect(parseFieldRef('OBX-3.1.2')).toEqual({ segment: 'OBX', field: 3, component: 1, subcomponent: 2 });
-    expect(parseFieldRef('OBR-0')).toBeUndefined();
-    expect(parseFieldRef('obr-3')).toBeUndefined();
+  test('a location reads the whole field, a whole component or one subcomponent', () => {
+    const m = parsed('MSH|^~\\&\rSPM|1|PL-1&LIS^ACC-7\\S\\2&LAB~REP-2|');
+    const spm = m.segments[1]!;
+    expect(valueAt(spm, m.delimiters, { field: 2 })).toBe('PL-1&LIS^ACC-7^2&LAB');
+    expect(valueAt(spm, m.delimiters, { field: 2, component: 2 })).toBe('ACC-7^2&LAB');
+    expect(valueAt(spm, m.delimiters, { field: 2, component: 2, subcomponent: 1 })).toBe('ACC-7^2');
+    expect(valueAt(spm, m.delimiters, { field: 2, repetition: 1 })).toBe('REP-2');
+    expect(holdsParts(spm, m.delimiters, { field: 2 })).toBe(true);
+    expect(holdsParts(spm, m.delimiters, { field: 2, component: 2 })).toBe(true);
+    expect(holdsParts(spm, m.delimiters, { field: 2, component: 2, subcomponent: 1 })).toBe(false);
+    expect(holdsParts(spm, m.delimiters, { field: 1 })).toBe(false);
   });
 });
 

@@ -86,12 +86,12 @@ describe('HL7 runner over the fake transport', () => {
     expect(ackCodes(h.transport.written)).toEqual(['AA:MSG-88213']);
   });
 
-  test('a non-ORU message is journaled and acknowledged', async () => {
+  test('a message type the driver does not read is journaled, rejected with its type and answered AE', async () => {
     const h = started(statusMessage);
     h.transport.emitData(mllp(statusMessage.payload));
     await settle();
-    expect(ackCodes(h.transport.written)).toEqual(['AA:DXH-7782']);
-    expect(h.ingest.messages[0]).toMatchObject({ results: [], rejections: [] });
+    expect(ackCodes(h.transport.written)).toEqual(['AE:DXH-7782']);
+    expect(h.ingest.messages[0]).toMatchObject({ results: [], rejections: [{ reason: 'message type ESU^U01 is not read' }] });
   });
 
   test('an oversize message is refused with AR from its MSH and never committed', async () => {

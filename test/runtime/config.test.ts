@@ -151,7 +151,7 @@ instruments:
     const r = await run(['check-config', '--config', file(options)]);
     expect(r.code).toBe(2);
     expect(r.err).toContain('instruments[0].options.maxFrameBytes: expected number, received string, got "oops"');
-    expect(r.err).toMatch(/instruments\[1\]\.options\.unit: expected one of "component"\|"field"/);
+    expect(r.err).toMatch(/instruments\[1\]\.options\.unit: 'whole' is not a field location/);
     expect(r.err).toMatch(/instruments\[1\]\.timezone/);
     expect(r.err).toMatch(/instruments\[2\]\.options: results are read by `result` or by `columns`/);
     const decode = await run(['decode', '--config', file(options), '--instrument', 'chem1']);
