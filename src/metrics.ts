@@ -39,6 +39,8 @@ export class Metrics {
   private readonly checksumErrors: Counter<'instrument'>;
   private readonly discarded: Counter<'instrument'>;
   private readonly lost: Counter<'instrument'>;
+  private readonly substituted: Counter<'instrument'>;
+  private readonly unwritten: Counter<'instrument'>;
   private readonly commitFailures: Counter<'instrument'>;
   private readonly bytes: Counter<'instrument'>;
   private readonly reconnects: Counter<'instrument'>;
@@ -80,6 +82,18 @@ export class Metrics {
     this.lost = new Counter({
       name: 'labgate_lost_messages_total',
       help: 'Messages the analyzer will not resend that could not be kept (a printer report the store could not take in time)',
+      labelNames: ['instrument'],
+      registers: r,
+    });
+    this.substituted = new Counter({
+      name: 'labgate_substituted_characters_total',
+      help: "Characters written to an analyzer replaced because its charset cannot carry them (drivers' READMEs say by what)",
+      labelNames: ['instrument'],
+      registers: r,
+    });
+    this.unwritten = new Counter({
+      name: 'labgate_unwritten_messages_total',
+      help: 'Messages to an analyzer (answers, downloads, acknowledgments) not written: their bytes would not read back as meant',
       labelNames: ['instrument'],
       registers: r,
     });
@@ -167,6 +181,10 @@ export class Metrics {
         return this.orderFigure(instrument, event.figure);
       case 'lost':
         return this.lost.inc({ instrument });
+      case 'substituted':
+        return this.substituted.inc({ instrument }, event.characters);
+      case 'unwritten':
+        return this.unwritten.inc({ instrument });
     }
   }
   /** Counts a two-way figure (runner-contract.ts, `orders` events). */

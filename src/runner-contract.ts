@@ -29,6 +29,10 @@ export type DriverEvent =
   | { kind: 'commit-failed'; reason: string }
   /** A two-way figure: a query, its answer (`answered-orders`, `no-information:<reason>`, `answers-failed`), a download. */
   | { kind: 'orders'; figure: string }
+  /** Characters written to the analyzer were replaced: its charset cannot carry them (src/charset.ts). */
+  | { kind: 'substituted'; characters: number }
+  /** A message to the analyzer was not written: its bytes would not have said what was meant (the reason, no text). */
+  | { kind: 'unwritten'; reason: string }
   /** A message the analyzer will not send again could not be kept (a printer's report the store could not take). */
   | { kind: 'lost'; reason: string };
 

@@ -1,8 +1,7 @@
 // Acknowledgments (HL7 v2.5.1 Chapter 2, 2.9.2 original mode, 2.9.3 enhanced mode; MSA and ERR segments; Tables 0008, 0155, 0357).
 // Invariant 1: an accepting code (AA, CA) is only ever built from a `committed` outcome.
 import type { Rejection } from '../../src/message.js';
-import type { Delimiters } from './delimiters.js';
-import { components, encodeSegment, text, type FieldValue } from './encode.js';
+import { components, text, type FieldValue, type SegmentValue } from './encode.js';
 import type { MessageHeader } from './header.js';
 
 /** What happened to a message, as far as the sender must be told. */
@@ -43,14 +42,14 @@ function wanted(type: string, success: boolean): boolean {
   return type === 'AL' || (type === 'ER' && !success) || (type === 'SU' && success);
 }
 
-/** Builds one ACK message (segments joined by CR) answering `header`, with `d` mirrored from it. */
-export function buildAck(header: MessageHeader, d: Delimiters, code: AckCode, reasons: readonly string[], now: number, sendingApplication: string): string {
+/** The segments of one ACK answering `header` (written with the message's own delimiters by encode.ts). */
+export function ackSegments(header: MessageHeader, code: AckCode, reasons: readonly string[], now: number, sendingApplication: string): SegmentValue[] {
   const version = header.version || '2.5';
   const trigger = header.triggerEvent || 'R01';
   const messageType: FieldValue = versionAtLeast(version, '2.3.1') ? components('ACK', trigger, 'ACK') : components('ACK', trigger);
-  const msh = encodeSegment(
-    'MSH',
-    [
+  const msh: SegmentValue = {
+    id: 'MSH',
+    fields: [
       text(sendingApplication),
       text(header.receivingFacility),
       text(header.sendingApplication),
@@ -58,26 +57,30 @@ export function buildAck(header: MessageHeader, d: Delimiters, code: AckCode, re
       text(hl7Now(now)),
       text(''),
       messageType,
-      text(`${code[0]}${header.controlId}`.slice(0, 20)),
+      text(clip(`${code[0]}${header.controlId}`, 20)),
       text(header.processingId || 'P'),
       text(version),
     ],
-    d,
-  );
-  const errorText = code === 'AA' || code === 'CA' ? '' : reasons.join('; ').slice(0, 80);
+  };
+  const errorText = code === 'AA' || code === 'CA' ? '' : clip(reasons.join('; '), 80);
   const msaFields = [text(code), text(header.controlId)];
   // MSA-3 text is kept for the many analyzers that still display it (withdrawn only in v2.7).
   if (errorText !== '' && !versionAtLeast(version, '2.7')) msaFields.push(text(errorText));
-  const segments = [msh, encodeSegment('MSA', msaFields, d)];
-  if (errorText !== '') segments.push(...reasons.slice(0, 10).map((r) => errSegment(r, version, d)));
-  return segments.join('\r') + '\r';
+  const segments = [msh, { id: 'MSA', fields: msaFields }];
+  if (errorText !== '') segments.push(...reasons.slice(0, 10).map((r) => errSegment(r, version)));
+  return segments;
 }
 
 // ERR: before v2.5 ERR-1 (ELD, code in component 4); from v2.5 ERR-3 code, ERR-4 severity, ERR-8 user message.
-function errSegment(reason: string, version: string, d: Delimiters): string {
+function errSegment(reason: string, version: string): SegmentValue {
   const code = ['207', 'Application internal error', 'HL70357'];
-  if (!versionAtLeast(version, '2.5')) return encodeSegment('ERR', [[[[''], [''], [''], code]]], d);
-  return encodeSegment('ERR', [text(''), text(''), components(...code), text('E'), text(''), text(''), text(''), text(reason.slice(0, 250))], d);
+  if (!versionAtLeast(version, '2.5')) return { id: 'ERR', fields: [[[[''], [''], [''], code]]] };
+  return { id: 'ERR', fields: [text(''), text(''), components(...code), text('E'), text(''), text(''), text(''), text(clip(reason, 250))] };
+}
+
+// Lengths count characters, so a cut never leaves half of a surrogate pair.
+function clip(value: string, characters: number): string {
+  return value.length <= characters ? value : Array.from(value).slice(0, characters).join('');
 }
 
 /** True when `version` (e.g. `2.3.1`) is at least `min`. */

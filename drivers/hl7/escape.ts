@@ -52,7 +52,10 @@ function expand(seq: string, d: Delimiters): string | undefined {
   return undefined;
 }
 
-/** Escapes every delimiter in `text` so it travels as one leaf value (2.7.1). */
+/**
+ * Escapes every delimiter in `text` so it travels as one leaf value (2.7.1), and every control character as hex data
+ * (2.7.4 `\Xhh\`): a CR would end the segment, a VT or FS the MLLP block, and any other has no place in a message.
+ */
 export function escapeText(text: string, d: Delimiters): string {
   let out = '';
   for (const ch of text) {
@@ -62,8 +65,14 @@ export function escapeText(text: string, d: Delimiters): string {
     else if (ch === d.subcomponent) out += `${d.escape}T${d.escape}`;
     else if (ch === d.repetition) out += `${d.escape}R${d.escape}`;
     else if (d.truncation !== undefined && ch === d.truncation) out += `${d.escape}P${d.escape}`;
-    else if (ch === '\r' || ch === '\n') out += `${d.escape}X${ch.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}${d.escape}`;
+    else if (isControl(ch)) out += `${d.escape}X${ch.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}${d.escape}`;
     else out += ch;
   }
   return out;
+}
+
+/** C0 controls and DEL. */
+export function isControl(ch: string): boolean {
+  const code = ch.charCodeAt(0);
+  return code < 0x20 || code === 0x7f;
 }

@@ -7,7 +7,7 @@ import { decodeHl7Message, undecodedMessage, type Hl7Decoding } from './message.
 import { startsLikeMessage } from './message-start.js';
 import { initialMllpState, mllpStep, type MllpEffect, type MllpState } from './mllp.js';
 import { hl7Options, type Hl7Options, type Hl7OptionsInput } from './options.js';
-import { refusalFor, repliesFor } from './reply.js';
+import { refusalFor, repliesFor, type Replies } from './reply.js';
 
 /** Decodes one message's payload; injected so a test can hand the runner a decoder that fails. */
 export type Hl7MessageDecoder = typeof decodeHl7Message;
@@ -107,8 +107,18 @@ class Hl7Runner implements DriverRunner {
     );
   }
 
-  private send(frames: Buffer[]): void {
-    for (const frame of frames) {
+  // What the instrument's charset cannot carry was replaced (counted); what cannot be written at all is not sent and
+  // the analyzer, unanswered, sends the message again. Neither log line holds any of the text.
+  private send(replies: Replies): void {
+    if (replies.substituted > 0) {
+      this.ctx.onEvent({ kind: 'substituted', characters: replies.substituted });
+      this.ctx.log.warn({ characters: replies.substituted }, "characters the instrument's charset cannot carry were replaced in an acknowledgment");
+    }
+    for (const reason of replies.refused) {
+      this.ctx.onEvent({ kind: 'unwritten', reason });
+      this.ctx.log.error({ reason }, 'hl7 acknowledgment not written');
+    }
+    for (const frame of replies.frames) {
       this.writes = this.writes
         .then(() => this.ctx.transport.write(frame))
         .catch((error: unknown) => this.ctx.log.warn({ err: error }, 'hl7 ack write failed'));

@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { acknowledgmentCodes, buildAck, versionAtLeast, type AckOutcome } from '../../drivers/hl7/ack.js';
+import { acknowledgmentCodes, ackSegments, versionAtLeast, type AckCode, type AckOutcome } from '../../drivers/hl7/ack.js';
+import type { Delimiters } from '../../drivers/hl7/delimiters.js';
+import { encodeMessage } from '../../drivers/hl7/encode.js';
 import type { MessageHeader } from '../../drivers/hl7/header.js';
 import { parseMessage, valueAt } from '../../drivers/hl7/parse.js';
 
@@ -16,6 +18,13 @@ const header = (accept = '', application = '', version = '2.5'): MessageHeader =
   acceptAckType: accept,
   applicationAckType: application,
 });
+/** The ACK's text as the encoder writes it (Latin-1). */
+function buildAck(h: MessageHeader, d: Delimiters, code: AckCode, reasons: string[], now: number, app: string): string {
+  const encoded = encodeMessage(ackSegments(h, code, reasons, now, app), d, 'latin1');
+  if (encoded.kind !== 'encoded') throw new Error(encoded.reason);
+  return encoded.payload.toString('latin1');
+}
+
 const committed: AckOutcome = { kind: 'committed', results: 2, rejections: [] };
 const partial: AckOutcome = { kind: 'committed', results: 1, rejections: [{ reason: 'unmapped test code' }] };
 const nothing: AckOutcome = { kind: 'committed', results: 0, rejections: [{ reason: 'not an HL7 message' }] };

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { decodeHl7Capture } from '../../drivers/hl7/decode.js';
-import type { Delimiters } from '../../drivers/hl7/delimiters.js';
 import { encodeSegment, type FieldValue } from '../../drivers/hl7/encode.js';
 import { initialMllpState, mllpStep } from '../../drivers/hl7/mllp.js';
 import { parseMessage, valueAt } from '../../drivers/hl7/parse.js';
+import { delimiterSets } from './arbitraries.js';
 import { allFixtures, mindrayBs } from './fixtures.js';
 import { mllp } from './mnemonic.js';
 import { expectSent, wireReadings } from './sent.js';
@@ -105,15 +105,6 @@ describe('corruption', () => {
 });
 
 describe('escapes and repetitions round-trip', () => {
-  const delimiterSets = fc
-    .shuffledSubarray([...'|^~\\&#!@$%*+'], { minLength: 5, maxLength: 5 })
-    .map(([field, component, repetition, escape, subcomponent]): Delimiters => ({
-      field: field!,
-      component: component!,
-      repetition: repetition!,
-      escape: escape!,
-      subcomponent: subcomponent!,
-    }));
   const leaf = fc.string({ unit: fc.constantFrom(...'ab1 .|^~\\&#!@$%*+\r\néß'.split('')), maxLength: 8 });
   const field: fc.Arbitrary<FieldValue> = fc.array(fc.array(fc.array(leaf, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }), {
     minLength: 1,
