@@ -1,20 +1,14 @@
 // The gateway's Prometheus metrics, on a registry of its own (never prom-client's global one, so tests and
-// two gateways in one process do not share counters). The runtime pushes events in; backlog figures are
-// pulled from an injected source at scrape time, so the store is read only when someone asks.
+// two gateways in one process do not share counters). The runtime pushes events in; backlog and the other
+// figures of scrape-gauges.ts are pulled from injected sources at scrape time, so the store is read only when
+// someone asks.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DriverEvent } from './runner-contract.js';
+import { registerScrapeGauges, type GatewayFigures, type SinkBacklog } from './scrape-gauges.js';
 import type { GroupFigures } from './store/group-commit.js';
 import type { PortState, PortStatus } from './transport/supervisor.js';
 
-/** One sink's backlog as the store reports it. */
-export interface SinkBacklog {
-  sink: string;
-  pending: number;
-  /** Age in seconds of the oldest pending row; 0 when none. */
-  oldestAgeSeconds: number;
-  dead: number;
-  conflicts?: number;
-}
+export type { GatewayFigures, SinkBacklog } from './scrape-gauges.js';
 
 /** What a delivered batch reports: one latency (capture received → sink confirmed) per delivered row. */
 export type DeliveryOutcomeKind = 'delivered' | 'retry' | 'conflict' | 'dead';
@@ -52,11 +46,14 @@ export class Metrics {
   private readonly queries: Counter<'instrument'>;
   private readonly answers: Counter<'instrument' | 'answer' | 'reason'>;
   private readonly downloads: Counter<'instrument'>;
+  private readonly answerTime: Histogram<'instrument'>;
   /** Per sink: [epoch second, rows delivered in it], oldest first. */
   private readonly delivered = new Map<string, [number, number][]>();
   private backlogSource: () => SinkBacklog[] = () => [];
   private commitSource: () => GroupFigures = () => ({ commits: 0, fsyncs: 0, messages: 0 });
   private backlog: SinkBacklog[] = [];
+  private gatewaySource: () => GatewayFigures = () => ({ lastMessages: [] });
+  private gateway: GatewayFigures = { lastMessages: [] };
   /** Reconnects already counted per instrument (supervisor statuses carry a running total). */
   private readonly reconnectsSeen = new Map<string, number>();
   private readonly windowMs: number;
@@ -149,8 +146,20 @@ export class Metrics {
       labelNames: ['instrument'],
       registers: r,
     });
-    this.backlogGauges(r);
-    this.commitCounters(r);
+    this.answerTime = new Histogram({
+      name: 'labgate_query_answer_seconds',
+      help: "From a host query's arrival to the analyzer's acceptance of the answer",
+      labelNames: ['instrument'],
+      buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60],
+      registers: r,
+    });
+    const sinks = (): Set<string> => new Set([...this.delivered.keys(), ...this.backlog.map((b) => b.sink)]);
+    registerScrapeGauges(this.registry, {
+      backlog: () => this.backlog,
+      commits: () => this.commitSource(),
+      gateway: () => this.gateway,
+      rates: () => [...sinks()].map((sink) => ({ sink, perSecond: this.drainRate(sink) })),
+    });
     // The event-loop lag histogram samples every 100 ms, not prom-client's default 10 ms: that timer alone woke an
     // idle gateway 100 times a second. A stall of 100 ms or more is always seen; shorter ones are not worth the wakeups.
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'labgate_', eventLoopMonitoringPrecision: 100 });
@@ -178,6 +187,7 @@ export class Metrics {
       case 'commit-failed':
         return this.commitFailures.inc({ instrument });
       case 'orders':
+        if (event.answeredInMs !== undefined) this.answerTime.observe({ instrument }, event.answeredInMs / 1000);
         return this.orderFigure(instrument, event.figure);
       case 'lost':
         return this.lost.inc({ instrument });
@@ -237,9 +247,15 @@ export class Metrics {
     this.commitSource = source;
   }
 
+  /** Where the instruments' last messages, the disk and the WAL's size come from at scrape time. */
+  setGatewaySource(source: () => GatewayFigures): void {
+    this.gatewaySource = source;
+  }
+
   /** The exposition: content type and body for GET /metrics. */
   async render(): Promise<{ contentType: string; body: string }> {
     this.backlog = this.backlogSource();
+    this.gateway = this.gatewaySource();
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 
@@ -249,59 +265,5 @@ export class Metrics {
     const buckets = (this.delivered.get(sink) ?? []).filter(([second]) => second > cutoff);
     this.delivered.set(sink, buckets);
     return buckets.reduce((sum, [, n]) => sum + n, 0) / (this.windowMs / 1000);
-  }
-
-  // Read from the committer when scraped: messages over commits is the group size, commits over fsyncs the groups
-  // one fsync made durable (a slow disk makes the fsyncs fewer, not the analyzers slower).
-  private commitCounters(r: Registry[]): void {
-    const figures = (): GroupFigures => this.commitSource();
-    const counter = (name: string, help: string, pick: (f: GroupFigures) => number): Counter =>
-      new Counter({
-        name,
-        help,
-        registers: r,
-        collect() {
-          this.reset();
-          this.inc(pick(figures()));
-        },
-      });
-    counter('labgate_store_commits_total', 'Transactions that committed analyzer messages (one per group)', (f) => f.commits);
-    counter(
-      'labgate_store_committed_messages_total',
-      'Analyzer messages the group commit took into its transactions (each in its own savepoint)',
-      (f) => f.messages,
-    );
-    counter('labgate_store_wal_fsyncs_total', 'WAL fsyncs that made committed groups durable before their ACKs', (f) => f.fsyncs);
-  }
-
-  private backlogGauges(r: Registry[]): void {
-    const backlog = (): SinkBacklog[] => this.backlog;
-    const sinks = (): Set<string> => new Set([...this.delivered.keys(), ...this.backlog.map((b) => b.sink)]);
-    const rate = (sink: string): number => this.drainRate(sink);
-    const fromBacklog = (name: string, help: string, pick: (b: SinkBacklog) => number): Gauge<'sink'> =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['sink'],
-        registers: r,
-        collect() {
-          this.reset();
-          for (const b of backlog()) this.set({ sink: b.sink }, pick(b));
-        },
-      });
-    fromBacklog('labgate_sink_pending', 'Outbox rows waiting for the sink', (b) => b.pending);
-    fromBacklog('labgate_sink_oldest_pending_age_seconds', 'Age of the oldest pending row', (b) => b.oldestAgeSeconds);
-    fromBacklog('labgate_sink_dead', 'Dead letters waiting for an operator', (b) => b.dead);
-    fromBacklog('labgate_sink_conflicts', 'Conflicts kept aside for a person', (b) => b.conflicts ?? 0);
-    new Gauge({
-      name: 'labgate_sink_drain_rate',
-      help: 'Rows delivered per second, averaged over the drain window',
-      labelNames: ['sink'],
-      registers: r,
-      collect() {
-        this.reset();
-        for (const sink of sinks()) this.set({ sink }, rate(sink));
-      },
-    });
   }
 }

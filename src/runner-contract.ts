@@ -27,8 +27,11 @@ export type DriverEvent =
   | { kind: 'checksum-error' }
   | { kind: 'discarded'; reason: string }
   | { kind: 'commit-failed'; reason: string }
-  /** A two-way figure: a query, its answer (`answered-orders`, `no-information:<reason>`, `answers-failed`), a download. */
-  | { kind: 'orders'; figure: string }
+  /**
+   * A two-way figure: a query, its answer (`answered-orders`, `no-information:<reason>`, `answers-failed`), a download;
+   * an answer the analyzer accepted carries the time from the query's arrival.
+   */
+  | { kind: 'orders'; figure: string; answeredInMs?: number }
   /** Characters written to the analyzer were replaced: its charset cannot carry them (src/charset.ts). */
   | { kind: 'substituted'; characters: number }
   /** A message to the analyzer was not written: its bytes would not have said what was meant (the reason, no text). */

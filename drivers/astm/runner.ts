@@ -171,7 +171,7 @@ function twoWayOf(ctx: DriverContext, options: AstmOptions, feed: (input: LineIn
     clock: ctx.clock,
     log: ctx.log,
     ...ctx.orders,
-    onFigure: (figure) => ctx.onEvent({ kind: 'orders', figure }),
+    onFigure: (figure, answeredInMs) => ctx.onEvent({ kind: 'orders', figure, ...(answeredInMs === undefined ? {} : { answeredInMs }) }),
   });
   return new AstmTwoWay({
     desk,

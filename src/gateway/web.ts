@@ -23,6 +23,7 @@ import { FileRevokedSessions } from '../web/status/revoked-sessions.js';
 import { statusPage } from '../web/status/routes.js';
 import type { StatusSource } from '../web/status/source.js';
 import { TokenFile } from '../web/status/token-file.js';
+import { gatewayFigures } from './gateway-figures.js';
 import { reloadHealth, type ReloadStatus } from './reload.js';
 import { reprocessCapture } from './reprocess.js';
 import { twoWayInstruments } from '../config/two-way-checks.js';
@@ -75,6 +76,7 @@ export function gatewayWeb(parts: GatewayWebParts): WebServer {
       thresholds: config.alerts,
     }),
   );
+  parts.metrics.setGatewaySource(gatewayFigures({ store, now: clock.now, instruments: parts.instruments, disk: parts.disk }));
   web.route(metricsRoute(parts.metrics));
   return web;
 }

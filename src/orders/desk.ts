@@ -43,8 +43,8 @@ export interface DeskDeps {
   log: Log;
   source: OrdersSource;
   ledger: OrdersLedger;
-  /** Told each figure as it is counted (metrics, the status page). */
-  onFigure?: (figure: string) => void;
+  /** Told each figure as it is counted (metrics, the status page); an accepted answer comes with its time from the query. */
+  onFigure?: (figure: string, answeredInMs?: number) => void;
 }
 
 /** An answer or a download on its way to the analyzer. */
@@ -56,6 +56,8 @@ export interface Ticket {
   orders: SentOrder[];
   /** Epoch ms after which an answer that has not begun is not sent at all (the analyzer stopped waiting). */
   startBy: number;
+  /** Epoch ms the query arrived (an answer's ticket only). */
+  askedAt?: number;
 }
 
 /** Time kept back from the analyzer's deadline for sending the answer itself. */
@@ -100,12 +102,8 @@ export class OrderDesk {
       },
       'host query decided',
     );
-    return this.ticket(
-      'query',
-      answer,
-      answer.kind === 'orders' ? sentOrders(answer.specimens, specimens) : [],
-      receivedAt + deps.queryTimeoutMs - reserve / 2,
-    );
+    const orders = answer.kind === 'orders' ? sentOrders(answer.specimens, specimens) : [];
+    return { ...this.ticket('query', answer, orders, receivedAt + deps.queryTimeoutMs - reserve / 2), askedAt: receivedAt };
   }
 
   /** The pending worklist's specimens with orders this instrument can run and has not been sent, as downloads. */
@@ -135,7 +133,7 @@ export class OrderDesk {
     const at = deps.clock.now();
     try {
       if (ticket.orders.length > 0) deps.ledger.recordSent(deps.instrumentId, ticket.orders, at, ticket.purpose);
-      if (ticket.purpose === 'query') this.count(at, figureOf(ticket.answer));
+      if (ticket.purpose === 'query') this.count(at, figureOf(ticket.answer), ticket.askedAt === undefined ? undefined : at - ticket.askedAt);
       else deps.onFigure?.('downloads');
     } catch (err) {
       // The analyzer has its orders; without the record a download may be sent again and the LIMS not told.
@@ -160,13 +158,13 @@ export class OrderDesk {
   }
 
   /** Counts a figure in the store (never waiting for fsync) and tells the listener; a store that cannot is logged. */
-  private count(at: number, figure: string): void {
+  private count(at: number, figure: string, answeredInMs?: number): void {
     try {
       this.deps.ledger.count(this.deps.instrumentId, at, figure);
     } catch (err) {
       this.deps.log.warn({ err: err instanceof Error ? err.message : String(err), figure }, 'two-way figure not counted');
     }
-    this.deps.onFigure?.(figure);
+    this.deps.onFigure?.(figure, answeredInMs);
   }
 
   private ticket(purpose: Ticket['purpose'], answer: OrderAnswer, orders: SentOrder[], startBy: number): Ticket {

@@ -87,6 +87,31 @@ describe('the order desk', () => {
     expect(figures).toMatchObject({ queries: 1, 'answered-orders': 1 });
   });
 
+  it("tells the listener each figure, and an accepted answer's time from the query's arrival", async () => {
+    const clock = new ManualClock(Date.now());
+    const told: [string, number | undefined][] = [];
+    const store = scratch().open();
+    const d = new OrderDesk({
+      instrumentId: 'chem-1',
+      mapping,
+      queryTimeoutMs: 10_000,
+      clock,
+      log: silent,
+      source: client,
+      ledger: store.orders,
+      onFigure: (f, ms) => told.push([f, ms]),
+    });
+    const arrived = clock.now();
+    const ticket = (await d.ask([q('S2')], arrived))!;
+    clock.advance(1_250);
+    d.delivered(ticket);
+    expect(told).toEqual([
+      ['queries', undefined],
+      ['answered-orders', clock.now() - arrived],
+    ]);
+    expect(told[1]![1]).toBeGreaterThanOrEqual(1_250);
+  });
+
   it('a LIMS too slow for the deadline: "no information" when the LIMS budget runs out, not later', async () => {
     const s = scratch();
     const clock = new ManualClock(Date.now());

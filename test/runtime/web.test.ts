@@ -181,9 +181,12 @@ describe('/metrics over real HTTP', () => {
     const metrics = new Metrics({ now: () => now, drainWindowSeconds: 60 });
     const w = world();
     metrics.setBacklogSource(() => [
-      { sink: 'postgres', pending: 7, oldestAgeSeconds: 42, dead: 1 },
+      { sink: 'postgres', pending: 7, oldestAgeSeconds: 42, dead: 1, circuit: 'open' },
       { sink: 'lims', pending: 0, oldestAgeSeconds: 0, dead: 0, conflicts: 2 },
     ]);
+    metrics.setGatewaySource(() => ({ lastMessages: [{ instrument: 'chem1', at: 1_700_000_000_500 }], walBytes: 4096 }));
+    metrics.driverEvent('chem1', { kind: 'orders', figure: 'queries' });
+    metrics.driverEvent('chem1', { kind: 'orders', figure: 'no-information:lims-unavailable', answeredInMs: 1800 });
     metrics.driverEvent('chem1', { kind: 'message', summary: { captureId: 1, inserted: 3, absorbed: 1, conflicts: 1, rejected: 2 } });
     metrics.driverEvent('chem1', { kind: 'nak', reason: 'checksum' });
     metrics.driverEvent('chem1', { kind: 'checksum-error' });
@@ -230,9 +233,20 @@ describe('/metrics over real HTTP', () => {
       'labgate_store_commits_total 4',
       'labgate_store_committed_messages_total 11',
       'labgate_store_wal_fsyncs_total 3',
+      'labgate_sink_circuit_state{sink="postgres",state="open"} 1',
+      'labgate_sink_circuit_state{sink="postgres",state="closed"} 0',
+      'labgate_instrument_last_message_timestamp_seconds{instrument="chem1"} 1700000000.5',
+      'labgate_store_wal_bytes 4096',
+      'labgate_host_queries_total{instrument="chem1"} 1',
+      'labgate_query_answers_total{instrument="chem1",answer="no-information",reason="lims-unavailable"} 1',
+      'labgate_query_answer_seconds_bucket{le="1",instrument="chem1"} 0',
+      'labgate_query_answer_seconds_bucket{le="2",instrument="chem1"} 1',
     ]) {
       expect(text).toContain(line);
     }
+    // A sink whose drain reports no circuit has none; a figure not measured yet is absent, never 0.
+    expect(text).not.toContain('labgate_sink_circuit_state{sink="lims"');
+    expect(text).not.toMatch(/^labgate_disk_(free|floor)_bytes /m);
     // Read again at each scrape, never added up twice.
     figures = { commits: 5, fsyncs: 4, messages: 12 };
     const again = await (await fetch(`${base}/metrics`)).text();
