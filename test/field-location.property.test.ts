@@ -2,10 +2,12 @@
 // read back through the option's own parsing and the driver's own reading, whole field, component or subcomponent.
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
+import { decodeAstmText } from '../drivers/astm/decode.js';
+import { parseAstmOptions } from '../drivers/astm/options.js';
 import { encodeSegment, type FieldValue } from '../drivers/hl7/encode.js';
 import { decodeHl7Message } from '../drivers/hl7/message.js';
 import { hl7Options } from '../drivers/hl7/options.js';
-import { formatFieldLocation, hl7Grammar, parseFieldLocation, type FieldLocation } from '../src/field-location.js';
+import { astmGrammar, formatFieldLocation, hl7Grammar, parseFieldLocation, type FieldLocation } from '../src/field-location.js';
 
 const d = { field: '|', component: '^', repetition: '~', escape: '\\', subcomponent: '&' };
 // Leaves with no character HL7 gives meaning to, so the text a location names is known by construction.
@@ -69,6 +71,34 @@ describe('field locations', () => {
         else expect(decoded.results.map((r) => r.accession)).toEqual([trimmed]);
       }),
       { numRuns: 400 },
+    );
+  });
+
+  test('ASTM: every location the grammar accepts reads what it names (no subcomponents in LIS2-A2)', () => {
+    const astmLocation = fc.record({
+      segment: fc.constantFrom('O', 'P'),
+      field: fc.integer({ min: 3, max: 12 }),
+      component: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
+    });
+    const components = fc.array(fc.stringMatching(/^[A-Za-z0-9 .-]{0,6}$/), { minLength: 1, maxLength: 3 });
+    fc.assert(
+      fc.property(astmLocation, components, (raw, comps) => {
+        const at: FieldLocation = { segment: raw.segment, field: raw.field, ...(raw.component ? { component: raw.component } : {}) };
+        const text = formatFieldLocation(at, astmGrammar);
+        const options = parseAstmOptions({ accession: text });
+        expect(options.accession).toEqual(at);
+        const record = (type: string): string =>
+          [type, '1', ...Array.from({ length: 10 }, (_, i) => (type === at.segment && i + 3 === at.field ? comps.join('^') : ''))].join('|');
+        const payload = ['H|\\^&', record('P'), record('O'), 'R|1|^^^GLU|5|mmol/L||||F||||20260701113015', 'L|1'].join('\r') + '\r';
+        const profile = { id: 'i', gatewayId: 'g', timezone: 'UTC', mapping: [{ code: 'GLU', loinc: '2345-7', unit: 'mmol/L' }] };
+        const decoded = decodeAstmText(Buffer.from(payload, 'latin1'), profile, options);
+        const want = at.component === undefined ? comps.join('^') : (comps[at.component - 1] ?? '');
+        if (want.trim() === '') expect(decoded.rejections.map((r) => r.reason)).toEqual([`no accession in ${text}`]);
+        else if (want.includes('^'))
+          expect(decoded.rejections.map((r) => r.reason)).toEqual([`accession location ${text} holds several parts: name one (e.g. ${text}.1)`]);
+        else expect(decoded.results.map((r) => r.accession)).toEqual([want.trim()]);
+      }),
+      { numRuns: 300 },
     );
   });
 

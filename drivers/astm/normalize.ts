@@ -7,9 +7,9 @@ import type { KeyedResult } from '../../src/result.js';
 import { keyedResultSchema } from '../../src/result.js';
 import { valueFields } from '../../src/result-value.js';
 import type { AstmOptions } from './options.js';
-import { splitFieldRef } from './options.js';
+import { astmGrammar, formatFieldLocation } from '../../src/field-location.js';
 import type { ParsedMessage, ResultEntry } from './records.js';
-import { component, components, fieldText, repeats } from './records.js';
+import { component, components, fieldText, holdsComponents, repeats, textAt } from './records.js';
 import type { ResultTime } from './result-time.js';
 import { recordFor, resultTime } from './result-time.js';
 import { readAstmStatus } from './status.js';
@@ -60,12 +60,14 @@ export function normalizeResult(
   const code = analyzerCode(entry, options);
   if (!code) return { reason: `R.3 has no test code in component(s) ${options.codeComponents.join(',')}` };
   if (options.ignoreCodes.includes(code)) return null;
-  const accession = readAccession(entry, options);
-  const reject = (reason: string): Rejection => ({ reason, analyzerCode: code, ...(accession ? { accession } : {}), observed: observed(entry) });
-  if (!accession) return reject(`no accession in ${options.accession.field} component ${options.accession.component}`);
+  const read = readAccession(entry, options);
+  const accession = typeof read === 'string' ? read : '';
+  const reject = (reason: string): Rejection => ({ reason, analyzerCode: code, ...(accession ? { accession } : {}), observed: observed(entry, options) });
+  if (typeof read === 'object') return reject(read.reason);
+  if (!accession) return reject(`no accession in ${formatFieldLocation(options.accession, astmGrammar)}`);
   const time = resultTime(entry, options.resultTime, profile.timezone, memo);
   if (time.kind === 'rejected') return reject(time.reason);
-  const unit = component(entry.result, 5, 1).trim() || null;
+  const unit = readUnit(entry, options);
   const mapped = lookupAnalyte(profile.mapping, code, unit);
   if (mapped.kind === 'rejected') return reject(mapped.reason);
   const status = readAstmStatus(fieldText(entry.result, 9), options.emptyStatus);
@@ -93,14 +95,29 @@ export function normalizeResult(
 }
 
 /** What the analyzer sent beside a rejected code (R.4 value, R.5 unit), for the codes the status page lists. */
-function observed(entry: ResultEntry): { value: string; unit: string | null } {
-  return { value: fieldText(entry.result, 4).trim(), unit: component(entry.result, 5, 1).trim() || null };
+function observed(entry: ResultEntry, options: AstmOptions): { value: string; unit: string | null } {
+  return { value: fieldText(entry.result, 4).trim(), unit: readUnit(entry, options) };
 }
 
-/** The accession from the configured field and component, space padding trimmed. */
-export function readAccession(entry: ResultEntry, options: AstmOptions): string {
-  const rec = recordFor(entry, options.accession.field);
-  return rec ? component(rec, splitFieldRef(options.accession.field).field, options.accession.component).trim() : '';
+// R.5.1 by default (LIS2-A2 10.1.6); the whole of R.5 for analyzers that write a component delimiter in a unit.
+function readUnit(entry: ResultEntry, options: AstmOptions): string | null {
+  const rec = recordFor(entry, options.unit);
+  return (rec ? textAt(rec, options.unit).trim() : '') || null;
+}
+
+/**
+ * The accession at the configured location, space padding trimmed. The key's identity: a whole field that holds
+ * components (`O.3` when the analyzer sends `12^SID-7`) rejects the result, naming the component to configure.
+ */
+export function readAccession(entry: ResultEntry, options: AstmOptions): string | { reason: string } {
+  const at = options.accession;
+  const rec = recordFor(entry, at);
+  const value = rec ? textAt(rec, at).trim() : '';
+  if (value !== '' && holdsComponents(rec!, at)) {
+    const text = formatFieldLocation(at, astmGrammar);
+    return { reason: `accession location ${text} holds several parts: name one (e.g. ${text}.1)` };
+  }
+  return value;
 }
 
 /** QC: LIS2-A2 O.12 action code Q, H.12 processing id Q, or one of the instrument's rules. */
@@ -109,7 +126,7 @@ export function isQc(entry: ResultEntry, options: AstmOptions): boolean {
   if (component(entry.header, 12, 1).trim().toUpperCase() === 'Q') return true;
   return options.qcRules.some((rule) => {
     const rec = recordFor(entry, rule.field);
-    const value = rec ? component(rec, splitFieldRef(rule.field).field, rule.component).trim() : '';
+    const value = rec ? textAt(rec, rule.field).trim() : '';
     return compiled(rule.pattern).test(value);
   });
 }

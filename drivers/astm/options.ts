@@ -2,26 +2,44 @@
 // each known deviation of real analyzers is a separate opt-in, listed with the analyzers that need it
 // in drivers/astm/README.md.
 import { z } from 'zod';
+import { astmGrammar, fieldLocationSchema, isFieldLocation, type FieldLocation } from '../../src/field-location.js';
 
-/** A field reference such as `R.13` or `O.3` (record type, 1-based field number, record type = field 1). */
-export const fieldRefPattern = /^([HPORCQML])\.(\d{1,2})$/;
+// A result's values are read from its own record and those it belongs to (LIS2-A2 nesting H > P > O > R).
+const resultRecords = ['H', 'P', 'O', 'R'];
+const ofResult = { ids: resultRecords, why: "a result's values are read from its H, P, O or R record" };
 
-const fieldRef = z.string().regex(fieldRefPattern, 'expected a field reference such as R.13 or O.3');
+/** A field location (`O.3`, `O.3.2`, `R.5`; src/field-location.ts) of a result's records. */
+const location = fieldLocationSchema(astmGrammar, ofResult);
 
-/** Where the accession (specimen id) is read from; LIS2-A2 9.4.3: O.3 specimen id by default. */
-export const accessionSourceSchema = z.strictObject({
-  field: fieldRef.refine((f) => /^[OP]\./.test(f), 'the accession comes from an O or P record').default('O.3'),
-  /** 1-based component (Roche c311 sends `counter^SID^...`: component 2). */
-  component: z.number().int().min(1).default(1),
-});
+/**
+ * Where the accession (specimen id) is read from; LIS2-A2 9.4.3: O.3 specimen id. Written as a location (`O.3.2`), or
+ * as `{field, component}` as configurations did before locations were general (Roche c311: `counter^SID^...`).
+ */
+export const accessionSourceSchema = z
+  .union([
+    z.strictObject({ field: z.string(), component: z.number().int().min(1).max(999).default(1) }).transform((o) => `${o.field}.${o.component}`),
+    z.string(),
+    z.custom<FieldLocation>(isFieldLocation),
+  ])
+  .pipe(fieldLocationSchema(astmGrammar, { ids: ['O', 'P'], why: 'the accession comes from an O or P record' }));
 
 /** A laboratory rule that marks results QC, beside the standard's O.12 = Q and H.12 = Q. */
-export const qcRuleSchema = z.strictObject({
-  field: fieldRef.refine((f) => /^[HOR]\./.test(f), 'expected an H, O or R field'),
-  component: z.number().int().min(1).default(1),
-  /** Regular expression tested against the trimmed, unescaped component. */
-  pattern: z.string().min(1).refine(isRegExp, 'expected a valid regular expression'),
-});
+export const qcRuleSchema = z
+  .strictObject({
+    /** A location of an H, O or R record; `component` is the older way to name its component. */
+    field: z.union([z.string(), z.custom<FieldLocation>(isFieldLocation)]),
+    component: z.number().int().min(1).max(999).optional(),
+    /** Regular expression tested against the trimmed, unescaped text at the location. */
+    pattern: z.string().min(1).refine(isRegExp, 'expected a valid regular expression'),
+  })
+  .transform(({ field, component, pattern }) => ({ field: withComponent(field, component), pattern }))
+  .pipe(z.strictObject({ field: fieldLocationSchema(astmGrammar, { ids: ['H', 'O', 'R'], why: 'expected an H, O or R field' }), pattern: z.string() }));
+
+// The older form named the component beside the field (`{field: O.16, component: 2}`); one location says it now.
+function withComponent(field: string | FieldLocation, component: number | undefined): string | FieldLocation {
+  if (component === undefined) return field;
+  return typeof field === 'string' ? `${field}.${component}` : { ...field, component };
+}
 
 /** Trailer after C1 C2: LIS01-A2 8.3.1 says CR LF; some analyzers send one of them only. */
 export const trailers = ['CRLF', 'LF', 'CR'] as const;
@@ -75,7 +93,7 @@ export const astmOptionsSchema = z.strictObject({
   /** Whole frame size STX..LF: 247 per E1381-95 (240 text characters); LIS01-A2 allows up to 64,000. */
   maxFrameBytes: z.number().int().min(8).max(64_000).default(247),
   charset: z.enum(['latin1', 'utf8']).default('latin1'),
-  accession: accessionSourceSchema.default({ field: 'O.3', component: 1 }),
+  accession: accessionSourceSchema.prefault('O.3.1'),
   /** 1-based R.3 components that make the analyzer code (LIS2-A2 10.1.3: `^^^code` = [4]). */
   codeComponents: z.array(z.number().int().min(1).max(32)).min(1).default([4]),
   /** `joined`: all of `codeComponents`, joined by `codeJoin`. `first-non-empty`: the first of them that is not empty. */
@@ -87,9 +105,11 @@ export const astmOptionsSchema = z.strictObject({
    * the first non-empty one decides. H, O and R fields only: P holds demographics (P.8 is the birth date).
    */
   resultTime: z
-    .array(fieldRef.refine((f) => /^[HOR]\./.test(f), 'expected an H, O or R field'))
+    .array(fieldLocationSchema(astmGrammar, { ids: ['H', 'O', 'R'], why: 'a result time is read from an H, O or R record, never from patient data' }))
     .min(1)
-    .default(['R.13', 'R.12', 'H.14']),
+    .prefault(['R.13', 'R.12', 'H.14']),
+  /** Where the unit is: R.5.1 by default; `R.5`, the whole field, for analyzers that write `10^3/uL` unescaped. */
+  unit: location.prefault('R.5.1'),
   /** Analyzer codes the laboratory chose not to load (raw signals, image file names); not rejected, not loaded. */
   ignoreCodes: z.array(z.string().trim().min(1)).default([]),
   qcRules: z.array(qcRuleSchema).default([]),
@@ -135,20 +155,6 @@ export type LinkDeviations = AstmOptions['deviations'];
 export function parseAstmOptions(input: unknown): AstmOptions {
   return astmOptionsSchema.parse(input ?? {});
 }
-
-/** The parts of a field reference; the pattern guarantees the match. */
-export function splitFieldRef(ref: string): { record: string; field: number } {
-  let parts = fieldRefs.get(ref);
-  if (parts === undefined) {
-    const m = fieldRefPattern.exec(ref);
-    parts = { record: m?.[1] ?? 'R', field: Number(m?.[2] ?? 0) };
-    fieldRefs.set(ref, parts);
-  }
-  return parts;
-}
-
-// References come from the configuration (a few per instrument) and are read for every result: parsed once each.
-const fieldRefs = new Map<string, { record: string; field: number }>();
 
 function isRegExp(pattern: string): boolean {
   try {

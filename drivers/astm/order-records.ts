@@ -5,7 +5,7 @@
 import type { InstrumentSpecimen } from '../../src/orders/order.js';
 import { offsetMs } from '../../src/zoned-time.js';
 import type { Delimiters } from './delimiters.js';
-import { splitFieldRef, type AstmOptions } from './options.js';
+import type { AstmOptions } from './options.js';
 import { componentsForCode } from './test-code.js';
 
 /** What every record of one outgoing message needs. */
@@ -105,8 +105,7 @@ function terminator(code: string, ctx: OutgoingContext): string {
  * fields from number 2 on. Returns whether it did.
  */
 function place(f: string[], record: 'O' | 'P', accession: string, ctx: OutgoingContext): boolean {
-  const { record: where, field } = splitFieldRef(ctx.options.accession.field);
-  const component = ctx.options.accession.component;
+  const { segment: where, field, component = 1 } = ctx.options.accession;
   if (where !== record) return false;
   const d = ctx.delimiters;
   const parts = (f[field - 2] ?? '').split(d.component);

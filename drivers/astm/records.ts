@@ -3,6 +3,7 @@
 // per result with the records it belongs to.
 import { readDelimiters, standardDelimiters, type Delimiters } from './delimiters.js';
 import { piece } from '../../src/delimited-text.js';
+import type { FieldLocation } from '../../src/field-location.js';
 
 export { readDelimiters, standardDelimiters, type Delimiters } from './delimiters.js';
 
@@ -131,6 +132,18 @@ export function rawField(rec: AstmRecord, n: number): string {
 export function component(rec: AstmRecord, n: number, c: number): string {
   const d = rec.delimiters;
   return unescape(piece(piece(rawField(rec, n), d.repeat, 0), d.component, c - 1), d);
+}
+
+/** The unescaped text at a location of this record: the whole field (first repeat) or one component. */
+export function textAt(rec: AstmRecord, at: Omit<FieldLocation, 'segment'>): string {
+  const d = rec.delimiters;
+  const repeat = piece(rawField(rec, at.field), d.repeat, 0);
+  return unescape(at.component === undefined ? repeat : piece(repeat, d.component, at.component - 1), d);
+}
+
+/** True when a location names a whole field that holds components (read whole, it is several values). */
+export function holdsComponents(rec: AstmRecord, at: Omit<FieldLocation, 'segment'>): boolean {
+  return at.component === undefined && piece(rawField(rec, at.field), rec.delimiters.repeat, 0).includes(rec.delimiters.component);
 }
 
 /** All components of the first repeat of field `n`, unescaped. */

@@ -2,9 +2,9 @@
 // in the analyzer's clock zone. No usable time is a rejection: an invented time would break the key.
 import { canonicalInstant } from '../../src/result.js';
 import { wallTimeToInstant } from '../../src/zoned-time.js';
-import { splitFieldRef } from './options.js';
+import { astmGrammar, formatFieldLocation, type FieldLocation } from '../../src/field-location.js';
 import type { AstmRecord, ResultEntry } from './records.js';
-import { component } from './records.js';
+import { textAt } from './records.js';
 
 export type ResultTime = { kind: 'time'; resultedAt: string; field: string } | { kind: 'rejected'; reason: string };
 
@@ -15,10 +15,11 @@ const dateTimePattern = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})?([+-]\d{4})
  * The first non-empty configured field decides; an unreadable or nonexistent time rejects the result.
  * `memo` (one per message) saves converting the same wall time in the same zone for every result.
  */
-export function resultTime(entry: ResultEntry, fields: readonly string[], zone: string, memo?: Map<string, ResultTime>): ResultTime {
-  for (const ref of fields) {
-    const rec = recordFor(entry, ref);
-    const raw = rec ? component(rec, splitFieldRef(ref).field, 1).trim() : '';
+export function resultTime(entry: ResultEntry, fields: readonly FieldLocation[], zone: string, memo?: Map<string, ResultTime>): ResultTime {
+  for (const at of fields) {
+    const rec = recordFor(entry, at);
+    const raw = rec ? textAt(rec, at).trim() : '';
+    const ref = formatFieldLocation(at, astmGrammar);
     if (!raw) continue;
     const key = `${ref}\u0000${raw}`;
     const known = memo?.get(key);
@@ -27,7 +28,7 @@ export function resultTime(entry: ResultEntry, fields: readonly string[], zone: 
     memo?.set(key, time);
     return time;
   }
-  return { kind: 'rejected', reason: `no result time: ${fields.join(', ')} empty or absent` };
+  return { kind: 'rejected', reason: `no result time: ${fields.map((f) => formatFieldLocation(f, astmGrammar)).join(', ')} empty or absent` };
 }
 
 function readTime(raw: string, ref: string, zone: string): ResultTime {
@@ -40,9 +41,9 @@ function readTime(raw: string, ref: string, zone: string): ResultTime {
   return { kind: 'rejected', reason: `${ref}: ${at.reason}` };
 }
 
-/** The record a field reference points into, for one result. */
-export function recordFor(entry: ResultEntry, ref: string): AstmRecord | null {
-  switch (splitFieldRef(ref).record) {
+/** The record a field location points into, for one result. */
+export function recordFor(entry: ResultEntry, at: Pick<FieldLocation, 'segment'>): AstmRecord | null {
+  switch (at.segment) {
     case 'H':
       return entry.header;
     case 'P':

@@ -55,7 +55,7 @@ export function assemble(
     const body = start ? input.text.slice(start.index + start[0].length) : input.text;
     for (const m of body.matchAll(layout.result)) open.results.push(resultOf(m.groups ?? {}));
   } else if (layout.columns !== undefined && layout.columns.rows.test(input.text)) {
-    open.results.push(rowAt(input.text, layout.columns));
+    open.results.push(...rowAt(input.text, layout.columns));
   }
   if ((layout.end?.test(input.text) ?? false) || open.lines.length >= limits.maxReportLines) {
     return { state: initialAssemblerState, effects: [...effects, finish(open)] };
@@ -77,13 +77,18 @@ function resultOf(g: Record<string, string | undefined>): LineResult {
   return r;
 }
 
-// A fixed-width row: each part is the text in its columns (1-based, inclusive), trimmed.
-function rowAt(text: string, c: ResultColumns): LineResult {
+// A fixed-width row: each part is the text in its columns (1-based, inclusive), trimmed. With `analytes` the code is
+// the column's own; a blank value column prints no result (the analyzer did not measure that analyte).
+function rowAt(text: string, c: ResultColumns): LineResult[] {
   const at = ([first, last]: readonly [number, number]): string => text.slice(first - 1, last).trim();
-  const r: LineResult = { code: at(c.code), value: at(c.value) };
-  if (c.unit !== undefined) r.unit = at(c.unit);
-  if (c.flags !== undefined) r.flags = at(c.flags);
-  return r;
+  const read = (code: string, part: Pick<ResultColumns, 'unit' | 'flags'> & { value: readonly [number, number] }): LineResult => {
+    const r: LineResult = { code, value: at(part.value) };
+    if (part.unit !== undefined) r.unit = at(part.unit);
+    if (part.flags !== undefined) r.flags = at(part.flags);
+    return r;
+  };
+  if (c.analytes !== undefined) return c.analytes.map((a) => read(a.code, a)).filter((r) => r.value !== '');
+  return [read(at(c.code!), { ...c, value: c.value! })];
 }
 
 function finish(open: NonNullable<AssemblerState['open']>): AssemblerEffect {

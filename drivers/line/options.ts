@@ -31,15 +31,38 @@ const columnRange = z
   .tuple([z.number().int().min(1).max(1_048_576), z.number().int().min(1).max(1_048_576)])
   .refine(([first, last]) => first <= last, 'the first column must not be after the last');
 
-/** Result rows read by column position (fixed-width printouts): which lines are rows, and where each part is. */
-export const resultColumnsSchema = z.strictObject({
-  /** A report line that holds one result (anchored patterns such as `^[A-Z]` keep headers out). */
-  rows: pattern([]),
-  code: columnRange,
+/** One analyte whose value a row prints at a fixed position: the code the mapping is keyed on, and its columns. */
+export const analyteColumnsSchema = z.strictObject({
+  code: z.string().trim().min(1),
   value: columnRange,
   unit: columnRange.optional(),
   flags: columnRange.optional(),
 });
+
+/**
+ * Result rows read by column position (fixed-width printouts): which lines are rows, and where each part is. A row
+ * holds one result whose code is in `code`'s columns, or (`analytes`) one result per analyte at its own columns.
+ */
+export const resultColumnsSchema = z
+  .strictObject({
+    /** A report line that holds results (anchored patterns such as `^[A-Z]` keep headers out). */
+    rows: pattern([]),
+    code: columnRange.optional(),
+    value: columnRange.optional(),
+    unit: columnRange.optional(),
+    flags: columnRange.optional(),
+    /** The analyte each column holds, e.g. the eleven fractions an HbA1c analyzer prints on one row. */
+    analytes: z.array(analyteColumnsSchema).min(1).max(256).optional(),
+  })
+  .refine(
+    (c) =>
+      c.analytes === undefined
+        ? c.code !== undefined && c.value !== undefined
+        : c.code === undefined && c.value === undefined && c.unit === undefined && c.flags === undefined,
+    {
+      message: 'a row is read by `code` and `value` columns, or by `analytes` (a code per column): set one of them',
+    },
+  );
 
 /** Options of one line instrument. */
 export const lineOptionsSchema = z

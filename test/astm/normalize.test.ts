@@ -158,7 +158,7 @@ describe('ASTM normalization', () => {
   });
 
   it('a missing accession is a rejection', () => {
-    expect(decode(msg(H, 'O|1|', 'R|1|^^^GLU|5|mmol/L||||F', 'L|1')).rejections[0]!.reason).toBe('no accession in O.3 component 1');
+    expect(decode(msg(H, 'O|1|', 'R|1|^^^GLU|5|mmol/L||||F', 'L|1')).rejections[0]!.reason).toBe('no accession in O.3.1');
   });
 
   it.each([
@@ -233,8 +233,13 @@ describe('ASTM normalization', () => {
       maxFrameBytes: 247,
       charset: 'latin1',
       codeComponents: [4],
-      resultTime: ['R.13', 'R.12', 'H.14'],
-      accession: { field: 'O.3', component: 1 },
+      resultTime: [
+        { segment: 'R', field: 13 },
+        { segment: 'R', field: 12 },
+        { segment: 'H', field: 14 },
+      ],
+      accession: { segment: 'O', field: 3, component: 1 },
+      unit: { segment: 'R', field: 5, component: 1 },
     });
     expect(o.deviations).toEqual({
       frameNumbers: 'standard',
@@ -248,5 +253,30 @@ describe('ASTM normalization', () => {
     expect(astmOptionsSchema.safeParse({ resultTime: ['P.8'] }).success).toBe(false);
     expect(astmOptionsSchema.safeParse({ framng: 'none' }).success).toBe(false);
     expect(astmOptionsSchema.safeParse({ qcRules: [{ field: 'O.16', pattern: '(' }] }).success).toBe(false);
+  });
+
+  it('field locations: a component, the whole field, and the older {field, component} form', () => {
+    const c311 = msg(H, 'O|1|17^SID-42^X||^^^GLU', 'R|1|^^^GLU|5|10^3/uL||||F||||20260701113015', 'L|1');
+    const cells = profile([{ code: 'GLU', loinc: '2345-7', unit: '10^3/uL' }]);
+    expect(decode(c311, cells, { accession: 'O.3.2', unit: 'R.5' }).results.map((r) => [r.accession, r.unit])).toEqual([['SID-42', '10^3/uL']]);
+    expect(decode(c311, cells, { accession: { field: 'O.3', component: 2 }, unit: 'R.5' }).results.map((r) => r.accession)).toEqual(['SID-42']);
+    // R.5.1 (the default) reads `10`, which the mapping does not name: rejected with the unit it read.
+    expect(decode(c311, cells, { accession: 'O.3.2' }).rejections.map((r) => r.observed?.unit)).toEqual(['10']);
+    // The key's identity: a whole field holding components names no one accession.
+    expect(decode(c311, cells, { accession: 'O.3', unit: 'R.5' }).rejections.map((r) => r.reason)).toEqual([
+      'accession location O.3 holds several parts: name one (e.g. O.3.1)',
+    ]);
+    expect(decode(c311, cells, { accession: 'O.3.2', unit: 'R.5', qcRules: [{ field: 'O.3.1', pattern: '^17$' }] }).results[0]!.qc).toBe(true);
+    expect(decode(c311, cells, { accession: 'O.3.2', unit: 'R.5', qcRules: [{ field: 'O.3', component: 3, pattern: '^X$' }] }).results[0]!.qc).toBe(true);
+  });
+
+  it.each([
+    [{ accession: 'R.3' }, "'R.3': the accession comes from an O or P record (O, P)"],
+    [{ accession: 'O-3' }, "'O-3' is not a field location: expected a record type such as O or R, '.' and a field number (e.g. O.3, O.3.2 or R.5)"],
+    [{ unit: 'R.5.1.1' }, "'R.5.1.1' is not a field location: at most field.component (ASTM has no subcomponents) (e.g. O.3, O.3.2 or R.5)"],
+    [{ unit: 'C.3' }, "'C.3': a result's values are read from its H, P, O or R record (H, P, O, R)"],
+    [{ resultTime: ['P.8'] }, "'P.8': a result time is read from an H, O or R record, never from patient data (H, O, R)"],
+  ])('a location outside the grammar is refused with its reason: %o', (input, reason) => {
+    expect(astmOptionsSchema.safeParse(input).error?.issues.map((i) => i.message)).toEqual([reason]);
   });
 });

@@ -178,6 +178,33 @@ describe('fixed-column result rows', () => {
     ]);
   });
 
+  test('a row of fixed columns, each one analyte, gives one result per column (HbA1c fractions)', () => {
+    // One row of eleven values in six-character columns: the analyte is the column, not text on the row.
+    const names = ['A1a', 'A1b', 'F', 'LA1c', 'A1c', 'P3', 'P4', 'A0', 'S', 'C', 'TOTAL'];
+    const hba1c = lineOptions({
+      start: '^SAMPLE (?<accession>\\S+) (?<year>\\d{4})-(?<month>\\d\\d)-(?<day>\\d\\d) (?<hour>\\d\\d):(?<minute>\\d\\d)',
+      columns: { rows: '^ *[0-9.]', analytes: names.map((code, i) => ({ code, value: [i * 6 + 1, i * 6 + 6] as [number, number] })) },
+      end: '^END',
+    });
+    const values = ['0.8', '0.9', '0.4', '1.9', '5.6', '3.1', '', '86.9', '0.1', '0.2', '100.0'];
+    const text = ['SAMPLE H-77 2024-11-05 09:41', values.map((v) => v.padStart(6)).join(''), 'END'].join('\n') + '\n';
+    const p: InstrumentProfile = { ...profile, mapping: names.map((code, i) => ({ code, loinc: `9${String(i).padStart(3, '0')}-${i % 10}` })) };
+    const [decoded] = decodeLineCapture(Buffer.from(text), p, hba1c);
+    expect(decoded!.rejections).toEqual([]);
+    // P4's column is blank: the analyzer printed no value there, so there is no result for it.
+    expect(decoded!.results.map((r) => [r.source.analyzerCode, r.accession, r.value])).toEqual(
+      names.map((code, i) => [code, 'H-77', Number(values[i])]).filter((_, i) => values[i] !== ''),
+    );
+  });
+
+  test('a row is read by code and value columns or by analytes, not both', () => {
+    const base = { start: '^S', end: '^E' };
+    const mixed = lineOptionsSchema.safeParse({ ...base, columns: { rows: '.', code: [1, 2], value: [3, 4], analytes: [{ code: 'A', value: [1, 2] }] } });
+    expect(mixed.error?.issues[0]?.message).toMatch(/by `code` and `value` columns, or by `analytes`/);
+    expect(lineOptionsSchema.safeParse({ ...base, columns: { rows: '.', code: [1, 2] } }).success).toBe(false);
+    expect(lineOptionsSchema.safeParse({ ...base, columns: { rows: '.', analytes: [{ code: 'A', value: [1, 2] }] } }).success).toBe(true);
+  });
+
   test('a layout gives `result` or `columns`, never both, and columns run forwards', () => {
     const base = { start: '^S', end: '^E' };
     expect(lineOptionsSchema.safeParse(base).error?.issues[0]?.message).toMatch(/exactly one/);
