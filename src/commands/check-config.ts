@@ -4,12 +4,15 @@
 import type { Command } from './command.js';
 import { commandArgs, configOption } from './args.js';
 import { fileChecks } from '../config/file-checks.js';
-import { checkConfigFile } from '../config/load.js';
+import { readConfiguration } from '../config/load.js';
 import { formatProblems } from '../config/problem.js';
 
 const help = `Usage: labgate check-config [--config FILE] [--credentials DIR] [--schema-only]
 
-Validates the configuration file and prints every problem with its path, then checks the files it names:
+Validates the configuration file together with its instruments file (gateway.instrumentsFile, default
+<dataDir>/instruments.yaml: the instruments the status page manages), as one document exactly as the service runs
+them, and prints every problem with its path (the instruments file's as FILE:instruments[N]...), then checks the
+files it names:
 each must exist (with the service stopped, a /run/credentials/labgate.service/secret_<name> path is looked for
 as DIR/<name>, the unit's LoadCredential source), and secret files and the configuration should not be readable
 by every user (a warning).
@@ -26,7 +29,7 @@ export const command: Command = async (args, io) => {
     return 0;
   }
   const file = values.config ?? '/etc/labgate/labgate.yaml';
-  const result = checkConfigFile(file);
+  const { result, layout } = readConfiguration(file);
   if (result.kind === 'invalid') return report(io, file, result.problems);
   const { config } = result;
   const files = values['schema-only']
@@ -37,9 +40,11 @@ export const command: Command = async (args, io) => {
   const sinks = Object.entries(config.sinks)
     .filter(([, s]) => s?.enabled)
     .map(([name]) => name);
+  const managed = config.instruments.length - (layout?.mainCount ?? config.instruments.length);
+  const from = !layout ? '' : layout.instrumentsText === null ? `; no ${layout.instrumentsFile} yet` : `, ${managed} of them from ${layout.instrumentsFile}`;
   io.stdout.write(
     `${file}: ok — gateway ${config.gateway.id}, ${config.instruments.length} instrument(s) ` +
-      `(${config.instruments.filter((i) => i.enabled).length} enabled), sinks: ${sinks.join(', ') || 'none'}\n`,
+      `(${config.instruments.filter((i) => i.enabled).length} enabled${from}), sinks: ${sinks.join(', ') || 'none'}\n`,
   );
   return 0;
 };

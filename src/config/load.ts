@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { LabgateError } from '../errors.js';
 import { crossChecks } from './cross-checks.js';
 import { driverOptionIssues } from './driver-options.js';
+import { instrumentsFileOf, instrumentsOf, relabelProblems, withInstruments } from './instruments-file.js';
 import { formatPath, formatProblems, type ConfigProblem } from './problem.js';
 import { configSchema, type Config } from './schema.js';
 
@@ -24,24 +25,30 @@ export function validateConfig(input: unknown): ConfigResult {
 
 /** Parses YAML text; syntax errors are problems too, with line numbers. */
 export function parseConfigText(text: string): ConfigResult {
+  const parsed = parseYaml(text);
+  return parsed.kind === 'invalid' ? parsed : validateConfig(parsed.value ?? {});
+}
+
+type Parsed = { kind: 'ok'; value: unknown } | { kind: 'invalid'; problems: ConfigProblem[] };
+
+// `prefix` names the file a problem is in when there are two.
+function parseYaml(text: string, prefix = ''): Parsed {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length) {
     return {
       kind: 'invalid',
-      problems: doc.errors.map((e) => ({ path: `(yaml line ${e.linePos?.[0]?.line ?? '?'})`, message: e.message.split('\n')[0] ?? e.message })),
+      problems: doc.errors.map((e) => ({ path: `${prefix}(yaml line ${e.linePos?.[0]?.line ?? '?'})`, message: e.message.split('\n')[0] ?? e.message })),
     };
   }
-  let input: unknown;
   try {
-    input = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    return { kind: 'ok', value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) };
   } catch (err) {
     // The yaml library refuses to expand aliases past the count (a "billion laughs" document): a problem, not a crash.
     return {
       kind: 'invalid',
-      problems: [{ path: '(yaml)', message: `refused: ${(err as Error).message.toLowerCase()} (more than ${MAX_ALIAS_COUNT} alias expansions)` }],
+      problems: [{ path: `${prefix}(yaml)`, message: `refused: ${(err as Error).message.toLowerCase()} (more than ${MAX_ALIAS_COUNT} alias expansions)` }],
     };
   }
-  return validateConfig(input ?? {});
 }
 
 /** Alias expansions allowed in one configuration: plenty for shared mappings, far too few for an alias bomb. */
@@ -56,15 +63,61 @@ export function loadConfig(file: string): Config {
   return result.config;
 }
 
-/** Reads and validates a config file without throwing for an invalid one (for `check-config`). */
+/** Reads and validates a config file and its instruments file without throwing for an invalid one (for `check-config`). */
 export function checkConfigFile(file: string): ConfigResult {
-  let text: string;
+  return readConfiguration(file).result;
+}
+
+/** Where the running configuration comes from (instruments-file.ts): the first `mainCount` instruments are the main file's. */
+export interface ConfigLayout {
+  file: string;
+  instrumentsFile: string;
+  /** The instruments file's text; null when there is none. */
+  instrumentsText: string | null;
+  mainCount: number;
+}
+
+/**
+ * Reads the main file and its instruments file and validates them as one document, exactly as the service runs them.
+ * `instrumentsText` stands in for the instruments file's content (the status page checks a change before writing it).
+ * Throws CONFIG_UNREADABLE when the main file cannot be read; an unreadable instruments file is a problem. The layout is
+ * null when the main file is not YAML.
+ */
+export function readConfiguration(file: string, options: { instrumentsText?: string } = {}): { result: ConfigResult; layout: ConfigLayout | null } {
+  const main = parseYaml(readText(file));
+  if (main.kind === 'invalid') return { result: main, layout: null };
+  const instrumentsFile = instrumentsFileOf(main.value);
+  const read = options.instrumentsText !== undefined ? { text: options.instrumentsText } : readInstrumentsFile(instrumentsFile);
+  const text = 'text' in read ? read.text : null;
+  const layout = (mainCount: number): ConfigLayout => ({ file, instrumentsFile, instrumentsText: text, mainCount });
+  if ('problem' in read) return { result: { kind: 'invalid', problems: [read.problem] }, layout: layout(0) };
+  const managed = text === null ? ({ kind: 'ok', value: null } as Parsed) : parseYaml(text, `${instrumentsFile}:`);
+  const listed = managed.kind === 'ok' ? instrumentsOf(managed.value, instrumentsFile) : managed;
+  if (listed.kind === 'invalid') return { result: listed, layout: layout(0) };
+  const { document, mainCount } = withInstruments(main.value ?? {}, listed.instruments);
+  const result = validateConfig(document);
+  if (result.kind === 'ok' || listed.instruments.length === 0) return { result, layout: layout(mainCount) };
+  return { result: { kind: 'invalid', problems: relabelProblems(result.problems, mainCount, instrumentsFile) }, layout: layout(mainCount) };
+}
+
+function readText(file: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (err) {
     throw new LabgateError('CONFIG_UNREADABLE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  return parseConfigText(text);
+}
+
+// A missing instruments file holds no instruments (nothing was added from the page yet); any other failure is a problem.
+function readInstrumentsFile(file: string): { text: string | null } | { problem: ConfigProblem } {
+  try {
+    return { text: readFileSync(file, 'utf8') };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    if (code === 'ENOENT') return { text: null };
+    const hint = code === 'EACCES' ? ' (it belongs to the labgate user: run as root or as labgate)' : '';
+    return { problem: { path: `${file}:(file)`, message: `cannot read the instruments file: ${code}${hint}` } };
+  }
 }
 
 function toProblem(issue: z.core.$ZodIssue): ConfigProblem {

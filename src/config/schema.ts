@@ -178,6 +178,8 @@ export const configSchema = z.strictObject({
   gateway: z.strictObject({
     id,
     dataDir: filePath.default('/var/lib/labgate'),
+    /** The instruments the status page manages (config/instruments-file.ts); default <dataDir>/instruments.yaml. */
+    instrumentsFile: filePath.optional(),
     http: z
       .object({
         host: z.string().default('127.0.0.1'),
