@@ -19,6 +19,9 @@ const CHUNK = 64 * 1024;
 const RSS_CEILING_MB = 150;
 const ACK_CEILING_MS = 100;
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['astm.babble'];
+
 /** Runs the babble and emits `astm.babble`. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-babble-'));

@@ -34,6 +34,9 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['astm.query.latency'];
+
 /** Emits astm.query.latency: p50 and p99 beside the LIMS's own latency and the target ceiling. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const accessions = Array.from({ length: WARMUP + QUERIES }, (_, i) => `B${String(i).padStart(5, '0')}`);

@@ -72,6 +72,9 @@ function receive(stream: Buffer, chunk: number): number {
   return results;
 }
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['astm.parse', 'astm.results'];
+
 /** Emits astm.parse (MB/s) and astm.results (results/s), each beside the 9,600 and 115,200 baud line rates. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const stream = Buffer.concat(Array.from({ length: 500 }, (_, n) => session(n)));

@@ -16,17 +16,30 @@ import type { OutboxRow } from '../src/delivery/contract.js';
 import { openDatabase } from '../src/store/database.js';
 import { Outbox } from '../src/store/outbox.js';
 import { benchDatabase, benchRows, fillOutbox, fillPending, withClient, type BenchDatabase } from './delivery-fixture.js';
-import { sig, type BenchLine } from './line.js';
+import { sig, type BenchLine, type Wants } from './line.js';
 
 const ROWS = Number(process.env.LABGATE_BENCH_ROWS ?? 100_000);
 const PEER_ROWS = 5_000;
 const BATCH = 500;
 const ROUNDS = 5;
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['delivery.postgres.drain', 'delivery.postgres.raw-ceiling', 'delivery.postgres.row-at-a-time', 'delivery.claim'];
+
 /** Runs the delivery benchmarks. */
-export async function run(emit: (line: BenchLine) => void): Promise<void> {
-  const pgdb = await benchDatabase(process.env);
+export async function run(emit: (line: BenchLine) => void, wants: Wants = () => true): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-delivery-'));
+  try {
+    if (figures.slice(0, 3).some(wants)) await drainFigures(emit, dir);
+    if (wants('delivery.claim')) claimFigure(emit, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// The drain beside its raw ceiling and the row-at-a-time peer, measured in the same run.
+async function drainFigures(emit: (line: BenchLine) => void, dir: string): Promise<void> {
+  const pgdb = await benchDatabase(process.env);
   try {
     const inFlight = Math.min(Number(process.env.LABGATE_BENCH_INFLIGHT ?? 2), pgdb.maxConnections);
     const rows = benchRows(0, ROWS);
@@ -62,21 +75,24 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
       targetPeerRatio: 10,
       ...context,
     });
-    const small = claimCost(join(dir, 'claim-10k'), 10_000);
-    const large = claimCost(join(dir, 'claim-1m'), 1_000_000);
-    emit({
-      bench: 'delivery.claim',
-      value: sig(large),
-      unit: 'µs per claim of 500',
-      pending: 1_000_000,
-      at10k: sig(small),
-      ratio: sig(large / small),
-      targetRatio: 2,
-    });
   } finally {
-    rmSync(dir, { recursive: true, force: true });
     await pgdb.close();
   }
+}
+
+// The claim's cost at 10,000 and at 1,000,000 pending rows.
+function claimFigure(emit: (line: BenchLine) => void, dir: string): void {
+  const small = claimCost(join(dir, 'claim-10k'), 10_000);
+  const large = claimCost(join(dir, 'claim-1m'), 1_000_000);
+  emit({
+    bench: 'delivery.claim',
+    value: sig(large),
+    unit: 'µs per claim of 500',
+    pending: 1_000_000,
+    at10k: sig(small),
+    ratio: sig(large / small),
+    targetRatio: 2,
+  });
 }
 
 // The same statement the sink sends, with the same batches and as many in flight as the drain keeps.

@@ -117,6 +117,9 @@ async function drainRate(rows: readonly OutboxRow[], dir: string): Promise<numbe
   }
 }
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['fhir.drain'];
+
 /** bench entry point. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-fhir-'));

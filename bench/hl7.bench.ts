@@ -31,6 +31,9 @@ function message(n: number): string {
   );
 }
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['hl7.decode', 'hl7.decode.results'];
+
 /** Runs the HL7 decoding figures. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const capture = Buffer.concat(

@@ -20,6 +20,9 @@ const MESSAGES_EACH = 40;
 const SLOW_FSYNC_US = 5000;
 const SLOW_MESSAGES_EACH = 40;
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['ingest.concurrent', 'ingest.concurrent.slow-fsync'];
+
 /** Emits ingest.concurrent, then ingest.concurrent.slow-fsync. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-'));

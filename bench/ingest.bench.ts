@@ -16,6 +16,9 @@ const RESULTS = 50_000;
 const PER_MESSAGE = 20;
 const SLICES = 10;
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['ingest.durable', 'ingest.no-fsync', 'ingest.sqlite-floor'];
+
 /**
  * Runs the durable ingest figure, then the same ingest without fsync (how much of the gap is CPU), then the floor: what
  * SQLite itself does on this disk with only the payloads (how much of the gap no store design can close).

@@ -107,6 +107,9 @@ async function drainOnce(server: LimsChild, secretFile: string, from: number): P
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['lims.drain.faults'];
+
 /** bench entry point. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const server = await startLimsChild({ clients: [{ clientId: 'labgate', clientSecret: 'bench-secret' }], faults: { latencyMs: LATENCY_MS } });

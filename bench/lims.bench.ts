@@ -51,6 +51,9 @@ async function measure(url: string, secretFile: string, rows: OutboxRow[], concu
   }
 }
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['lims.drain'];
+
 /** bench entry point. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const server = await startLimsChild({ clients: [{ clientId: 'labgate', clientSecret: 'bench-secret' }], faults: { latencyMs: LATENCY_MS } });

@@ -8,8 +8,11 @@ export interface BenchLine {
   [context: string]: unknown;
 }
 
-/** A benchmark module: `bench/<name>.bench.ts` exporting `run`. */
-export type BenchModule = { run: (emit: (line: BenchLine) => void) => Promise<void> };
+/** Whether a figure was asked for (`npm run bench <figure>`); a module skips the work of figures nobody asked for. */
+export type Wants = (figure: string) => boolean;
+
+/** A benchmark module: `bench/<name>.bench.ts` exporting `run`, and the figures it emits (to select one by name). */
+export type BenchModule = { figures?: readonly string[]; run: (emit: (line: BenchLine) => void, wants: Wants) => Promise<void> };
 
 /** Rounds to 3 significant digits for readable lines. */
 export function sig(n: number, digits = 3): number {

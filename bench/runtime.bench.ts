@@ -23,6 +23,16 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 type Emit = (line: BenchLine) => void;
 type Gateway = Awaited<ReturnType<typeof startGateway>>;
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = [
+  'runtime.idle.rss',
+  'runtime.idle.cpu',
+  'runtime.backlog.ready',
+  'runtime.backlog.rss',
+  'runtime.backlog.cpu',
+  'runtime.backlog.healthz',
+];
+
 /** Idle figures, then the backlog figures. */
 export async function run(emit: Emit): Promise<void> {
   if (!existsSync('/proc/self/status')) return;

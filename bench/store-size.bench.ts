@@ -20,6 +20,9 @@ const DAY = 86_400_000;
 const START = Date.UTC(2026, 6, 1);
 const MB = 1024 * 1024;
 
+/** The figures this file emits (`npm run bench <figure>`). */
+export const figures = ['store.size', 'retention.prune'];
+
 /** Store size per 100k delivered results, then a retention run's speed and longest batch. */
 export async function run(emit: (line: BenchLine) => void): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-size-'));
