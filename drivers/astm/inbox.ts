@@ -1,34 +1,55 @@
 // Bytes that arrive while a message's commit is outstanding are held, in order, until its outcome is known;
 // and no message, nor what waits behind it, may hold more than MAX_MESSAGE_BYTES (a babbling line must not
-// exhaust memory).
-import { append, items, type Chain } from './chain.js';
+// exhaust memory). The held chunks are a persistent queue: taking the oldest chunk, putting a chunk's unread rest
+// back in front and appending behind each cost O(1) (amortized), so a backlog of thousands of messages, each
+// completed and committed in turn, drains in time linear in its bytes, and a state handed to step() twice still
+// gives the same answer twice.
+import { append, type Chain } from './chain.js';
 
 /** The most bytes one message may hold; beyond it the message is discarded. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /** Bytes held until a commit's outcome, and how many had to be dropped because the inbox was full. */
 export interface Inbox {
-  readonly chunks: Chain<Buffer>;
+  /** The oldest chunks, oldest first. */
+  readonly front: Chain<Buffer>;
+  /** The newer chunks, newest first (reversed into `front` once it runs out). */
+  readonly back: Chain<Buffer>;
   readonly bytes: number;
   readonly dropped: number;
 }
 
 /** Nothing held. */
-export const emptyInbox: Inbox = { chunks: null, bytes: 0, dropped: 0 };
+export const emptyInbox: Inbox = { front: null, back: null, bytes: 0, dropped: 0 };
 
 /** The inbox with `data` appended, or `data` counted as dropped when it would exceed MAX_MESSAGE_BYTES. */
 export function hold(inbox: Inbox, data: Buffer): Inbox {
   if (data.length === 0) return inbox;
   if (inbox.bytes + data.length > MAX_MESSAGE_BYTES) return { ...inbox, dropped: inbox.dropped + data.length };
-  return { chunks: append(inbox.chunks, data), bytes: inbox.bytes + data.length, dropped: inbox.dropped };
+  return { ...inbox, back: append(inbox.back, data), bytes: inbox.bytes + data.length };
 }
 
-/** An inbox holding the rest of a chunk. */
-export function holdRest(data: Buffer): Inbox {
-  return data.length === 0 ? emptyInbox : { chunks: append(null, data), bytes: data.length, dropped: 0 };
+/** The inbox with `data` (the unread rest of the chunk it was taken from) back before its other chunks. */
+export function holdFirst(inbox: Inbox, data: Buffer): Inbox {
+  if (data.length === 0) return inbox;
+  return { ...inbox, front: { item: data, before: inbox.front }, bytes: inbox.bytes + data.length };
 }
 
-/** The held chunks, oldest first. */
-export function heldChunks(inbox: Inbox): Buffer[] {
-  return items(inbox.chunks);
+/** The oldest held chunk and the inbox without it; null when nothing is held. */
+export function takeOldest(inbox: Inbox): { chunk: Buffer; rest: Inbox } | null {
+  const front = inbox.front ?? oldestFirst(inbox.back);
+  if (front === null) return null;
+  const back = inbox.front === null ? null : inbox.back;
+  return { chunk: front.item, rest: { front: front.before, back, bytes: inbox.bytes - front.item.length, dropped: inbox.dropped } };
+}
+
+/** The inbox with its dropped bytes reported: the count starts again at zero. */
+export function withoutDropped(inbox: Inbox): Inbox {
+  return inbox.dropped === 0 ? inbox : { ...inbox, dropped: 0 };
+}
+
+function oldestFirst(newestFirst: Chain<Buffer>): Chain<Buffer> {
+  let out: Chain<Buffer> = null;
+  for (let node = newestFirst; node !== null; node = node.before) out = { item: node.item, before: out };
+  return out;
 }

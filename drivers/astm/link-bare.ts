@@ -4,7 +4,7 @@
 // is held up to MAX_MESSAGE_BYTES, and what arrives while its commit waits up to as much again.
 import { append, items, type Chain } from './chain.js';
 import { CR, LF } from './frame.js';
-import { emptyInbox, heldChunks, hold, holdRest, MAX_MESSAGE_BYTES, type Inbox } from './inbox.js';
+import { emptyInbox, hold, holdFirst, MAX_MESSAGE_BYTES, takeOldest, withoutDropped, type Inbox } from './inbox.js';
 import type { LinkCommon, LinkConfig, LinkEffect, LinkInput, Step } from './link-contract.js';
 import { isTerminatorRecord } from './records.js';
 
@@ -82,7 +82,7 @@ export function bareStep(s: BareState, input: Exclude<LinkInput, { kind: 'accept
   switch (input.kind) {
     case 'bytes':
       if (s.phase === 'committing' || s.phase === 'retrying') return { state: { ...s, inbox: hold(s.inbox, input.data) }, effects };
-      return { state: scan(s, input.data, effects), effects };
+      return { state: armIdle(scan(s, input.data, effects), effects), effects };
     case 'timeout':
       return { state: timeout(s, effects), effects };
     case 'committed':
@@ -103,20 +103,20 @@ function timeout(s: BareState, effects: Effects): BareState {
   return commit(s, Buffer.concat([...items(s.lines), ...items(s.line.chunks)]), emptyInbox, effects);
 }
 
-/** Reads what arrived while the committed message waited. */
+/** Reads what arrived while the committed message waited, each held chunk once, until another message completes. */
 function resume(s: BareCommitting, effects: Effects): BareState {
   if (s.inbox.dropped > 0) effects.push({ kind: 'event', event: { kind: 'discarded', reason: `${s.inbox.dropped} bytes dropped while a commit waited` } });
-  let state: BareState = initialBareState(s.config, s.accepting);
-  const chunks = heldChunks(s.inbox);
-  for (let i = 0; i < chunks.length; i++) {
-    if (state.phase === 'committing' || state.phase === 'retrying') return { ...state, inbox: chunks.slice(i).reduce(hold, state.inbox) };
-    state = scan(state, chunks[i]!, effects);
+  let state: BareReceiving | BareSkipping = initialBareState(s.config, s.accepting);
+  for (let taken = takeOldest(withoutDropped(s.inbox)); taken !== null; taken = takeOldest(taken.rest)) {
+    const next = scan(state, taken.chunk, effects, taken.rest);
+    if (next.phase === 'committing' || next.phase === 'retrying') return next;
+    state = next;
   }
-  return state;
+  return armIdle(state, effects);
 }
 
-/** Moves complete lines into the message until an L record completes it; each byte is looked at once. */
-function scan(state: BareReceiving | BareSkipping, data: Buffer, effects: Effects): BareState {
+/** Moves complete lines into the message until an L record completes it (the chunk's rest then waits, before `after`); each byte is looked at once. */
+function scan(state: BareReceiving | BareSkipping, data: Buffer, effects: Effects, after: Inbox = emptyInbox): BareState {
   let s: BareReceiving | BareSkipping = state;
   let pos = 0;
   // The next CR and LF, each searched again only once passed: one pass over the chunk whatever its lines.
@@ -133,10 +133,15 @@ function scan(state: BareReceiving | BareSkipping, data: Buffer, effects: Effect
     pos = end;
     if (!complete) break;
     const next = lineDone(s, effects);
-    if (next.phase === 'committing' || next.phase === 'retrying') return { ...next, inbox: holdRest(data.subarray(pos)) };
+    if (next.phase === 'committing' || next.phase === 'retrying') return { ...next, inbox: holdFirst(after, data.subarray(pos)) };
     s = next;
   }
-  if (s.phase === 'skipping' || s.bytes > 0 || s.line.content) effects.push({ kind: 'arm-timer', ms: BARE_IDLE_MS });
+  return s;
+}
+
+/** A message begun (or being skipped) ends after BARE_IDLE_MS of silence: armed once per input, not once per chunk read. */
+function armIdle(s: BareState, effects: Effects): BareState {
+  if (s.phase === 'skipping' || (s.phase === 'receiving' && (s.bytes > 0 || s.line.content))) effects.push({ kind: 'arm-timer', ms: BARE_IDLE_MS });
   return s;
 }
 

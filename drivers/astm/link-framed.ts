@@ -4,7 +4,7 @@
 import { ACK, CR, ENQ, EOT, LF, NAK, STX } from './frame.js';
 import { readFrame, type FrameRead, type PartialFrame } from './frame-reader.js';
 import { NextByte } from './next-byte.js';
-import { emptyInbox, heldChunks, hold, holdRest, MAX_MESSAGE_BYTES } from './inbox.js';
+import { emptyInbox, hold, holdFirst, MAX_MESSAGE_BYTES, takeOldest, type Inbox } from './inbox.js';
 import type { LinkEffect, LinkEvent, LinkInput, Step } from './link-contract.js';
 import type { Aborted, Committing, FramedState, Neutral, Receiving, Retrying } from './link-framed-state.js';
 import { assemble, isComplete, newMessage, withFrame, withRefusal, type AcceptedFrame, type MessageSoFar } from './link-message.js';
@@ -33,13 +33,13 @@ export function framedStep(s: FramedState, input: Input): Step<FramedState> {
   }
 }
 
-/** Consumes a chunk until it ends or a message completes (the rest then waits in the inbox). */
-function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects: Effects): FramedState {
+/** Consumes a chunk until it ends or a message completes: the chunk's rest then waits in the inbox, before `after`. */
+function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects: Effects, after: Inbox = emptyInbox): FramedState {
   let s: FramedState = state;
   let pos = 0;
   const next = new NextByte(data);
   while (pos < data.length) {
-    if (s.phase === 'committing') return { ...s, inbox: holdRest(data.subarray(pos)) };
+    if (s.phase === 'committing') break;
     if (s.phase === 'neutral' || s.phase === 'retrying') {
       const at = skip(pos, next.at(ENQ, pos), next, effects);
       if (at === data.length) break;
@@ -65,7 +65,7 @@ function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects:
       pos = r.kind === 'incomplete' ? data.length : at + r.used;
     }
   }
-  return s;
+  return s.phase === 'committing' ? { ...s, inbox: holdFirst(after, data.subarray(pos)) } : s;
 }
 
 /** Returns `at`, reporting the bytes from `pos` to it (line ends aside) as noise. */
@@ -198,27 +198,25 @@ function timeout(s: FramedState, effects: Effects): FramedState {
 
 function committed(s: Committing, ok: boolean, effects: Effects): FramedState {
   const next = ok ? afterCommit(s, effects) : afterFailedCommit(s, effects);
-  if (next.phase === 'retrying' || s.inbox.bytes === 0) return next;
-  let state: FramedState = next;
-  const chunks = heldChunks(s.inbox);
-  for (let i = 0; i < chunks.length; i++) {
-    if (state.phase === 'committing') {
-      // Another message completed: what is left waits for its outcome in turn.
-      return { ...state, inbox: chunks.slice(i).reduce(hold, state.inbox) };
-    }
-    state = consume(state, chunks[i]!, effects);
+  if (next.phase === 'retrying') return next;
+  let state: Exclude<FramedState, Committing> = next;
+  // Each held chunk is taken once; when another message completes, the rest of the queue waits for its outcome in turn.
+  for (let taken = takeOldest(s.inbox); taken !== null; taken = takeOldest(taken.rest)) {
+    const after = consume(state, taken.chunk, effects, taken.rest);
+    if (after.phase === 'committing') return after;
+    state = after;
   }
   return state;
 }
 
-function afterCommit(s: Committing, effects: Effects): FramedState {
+function afterCommit(s: Committing, effects: Effects): Neutral | Receiving {
   const f = s.completing;
   if (f === null) return neutral(s);
   effects.push(write(ACK), arm());
   return receiving(s, f.frameNumber, f.text, newMessage(), 0, null);
 }
 
-function afterFailedCommit(s: Committing, effects: Effects): FramedState {
+function afterFailedCommit(s: Committing, effects: Effects): Receiving | Retrying {
   if (s.completing === null) {
     // EOT completed it and every frame was ACKed: nothing to NAK, so it is held and retried (invariant 2).
     effects.push({ kind: 'arm-timer', ms: HELD_RETRY_MS });

@@ -1,6 +1,7 @@
 // Table-driven tests of the receiver's link state machine: {from, input, to, effects}.
 import { describe, expect, it } from 'vitest';
 import { linkConfigOf } from '../../drivers/astm/decode.js';
+import { emptyInbox } from '../../drivers/astm/inbox.js';
 import type { Committing, LinkConfig, LinkEffect, LinkInput, LinkState, Receiving } from '../../drivers/astm/link.js';
 import { initialLinkState, step } from '../../drivers/astm/link.js';
 import { newMessage, withFrame, type AcceptedFrame } from '../../drivers/astm/link-message.js';
@@ -49,7 +50,7 @@ function committing(over: Transfer, completing: AcceptedFrame): Committing {
     lastText: r.lastText,
     message: r.message,
     completing,
-    inbox: { chunks: null, bytes: 0, dropped: 0 },
+    inbox: emptyInbox,
   };
 }
 

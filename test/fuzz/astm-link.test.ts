@@ -185,6 +185,31 @@ describe('ASTM receiver: time linear in the bytes, memory bounded whatever their
     expectLinear('a bare line in 7-byte chunks', endless, (chunks) => through(bare, chunks));
   });
 
+  it('bytes held while the first commit waits, a byte per chunk, drain in time linear in the messages', () => {
+    // The first message's commit is outstanding while every other byte arrives, one per chunk; its outcome then lets
+    // each held message complete and commit in turn (each outcome given at once).
+    const framedOne = Buffer.concat([encodeFrame(1, Buffer.from('H|\\^&\rL|1\r'), true), Buffer.from([0x04, ENQ])]);
+    const heldDrain = (o: AstmOptions, one: Buffer, first: Buffer) => (scale: number) => {
+      const wire = Buffer.concat([first, ...Array.from({ length: 20 * scale }, () => one)]);
+      return { o, wire, messages: 20 * scale };
+    };
+    const run = ({ o, wire, messages }: { o: AstmOptions; wire: Buffer; messages: number }): void => {
+      let state = initialLinkState(linkConfigOf(o));
+      let commits = 0;
+      for (let i = 0; i < wire.length; i++) {
+        const r = step(state, { kind: 'bytes', data: wire.subarray(i, i + 1) });
+        state = r.state;
+        commits += r.effects.filter((e) => e.kind === 'commit').length;
+      }
+      expect(commits).toBe(1);
+      const ok = (e: { kind: string }): LinkInput | undefined => (e.kind === 'commit' ? (commits++, { kind: 'committed', ok: true }) : undefined);
+      drive(state, { kind: 'committed', ok: true }, ok);
+      expect(commits).toBe(messages + 1);
+    };
+    expectLinear('bare records held', heldDrain(bare, Buffer.from('H|\\^&\rL|1\r'), Buffer.from('H|\\^&\rL|1\r')), run);
+    expectLinear('frames held', heldDrain(std, framedOne, Buffer.concat([Buffer.from([ENQ]), framedOne])), run);
+  });
+
   it('random wire, repeated', () => {
     fc.assert(
       fc.property(wireArb, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 3 }), fc.constantFrom(...configs), (wire, sizes, input) => {
