@@ -87,7 +87,7 @@ export function normalizeResult(
       .map((f) => f.trim())
       .filter(Boolean),
     referenceRange: component(entry.result, 6, 1).trim() || null,
-    qc: isQc(entry, options),
+    qc: mapped.qc || isQc(entry, options),
     source: { gatewayId: profile.gatewayId, driver: 'astm', analyzerCode: code, captureId: null },
   });
   if (!parsed.success) return reject(`invalid result: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);

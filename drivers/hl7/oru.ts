@@ -83,7 +83,7 @@ function normalizeObx(c: ObxContext): KeyedResult | Rejection | undefined {
       .map((f) => f.trim())
       .filter((f) => f !== ''),
     referenceRange: valueAt(c.obx, d, { field: 7, component: 1, subcomponent: 1 }).trim() || null,
-    qc: c.qc,
+    qc: mapped.qc || c.qc,
     source: { gatewayId: c.profile.gatewayId, driver: 'hl7', analyzerCode: code, captureId: null, ...(equipment ? { equipment } : {}) },
   });
   if (!parsed.success) return reject(`result is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);

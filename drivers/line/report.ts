@@ -51,7 +51,7 @@ function normalizeRow(row: LineResult, accession: string, time: TimeReading, pro
     statusCode: null,
     flags: (row.flags ?? '').split(/[\s,;]+/).filter((f) => f !== ''),
     referenceRange: null,
-    qc: false,
+    qc: mapped.qc,
     source: { gatewayId: profile.gatewayId, driver: 'line', analyzerCode: row.code, captureId: null },
   });
   if (!parsed.success) return reject(`result is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);

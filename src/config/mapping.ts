@@ -8,6 +8,8 @@ export const analyteMappingSchema = z.strictObject({
   loinc: z.string().trim().min(1),
   /** Expected unit; a result reporting another unit is rejected. Omit to accept whatever the analyzer sends. */
   unit: z.string().nullable().optional(),
+  /** True: every result of this code is a control (QC) result, whatever the message says (a control's own test code). */
+  qc: z.boolean().optional(),
 });
 export type AnalyteMapping = z.infer<typeof analyteMappingSchema>;
 
@@ -20,7 +22,7 @@ export interface InstrumentProfile {
   mapping: readonly AnalyteMapping[];
 }
 
-export type MappingLookup = { kind: 'mapped'; loinc: string; unit: string | null | undefined } | { kind: 'rejected'; reason: string };
+export type MappingLookup = { kind: 'mapped'; loinc: string; unit: string | null | undefined; qc: boolean } | { kind: 'rejected'; reason: string };
 
 /** Finds the mapping for a code and checks the unit; the reason names the code, never patient data. */
 export function lookupAnalyte(mapping: readonly AnalyteMapping[], code: string, unit: string | null): MappingLookup {
@@ -32,5 +34,5 @@ export function lookupAnalyte(mapping: readonly AnalyteMapping[], code: string, 
       reason: `unit '${(unit ?? '').trim()}' for test code '${entry.code}' differs from the mapping's '${entry.unit ?? ''}'`,
     };
   }
-  return { kind: 'mapped', loinc: entry.loinc.trim().toUpperCase(), unit: entry.unit ?? (unit?.trim() || null) };
+  return { kind: 'mapped', loinc: entry.loinc.trim().toUpperCase(), unit: entry.unit ?? (unit?.trim() || null), qc: entry.qc === true };
 }

@@ -170,6 +170,15 @@ describe('ASTM normalization', () => {
     expect(decode(msg(h, o, 'R|1|^^^GLU|5|mmol/L||||F', 'L|1'), profile(glucose), o2).results[0]!.qc).toBe(qc);
   });
 
+  it("QC: a code mapped qc: true (a control's own test code), whatever the order says; its neighbours stay patient results", () => {
+    const mapping = [...glucose, { code: 'QCGLU', loinc: '2345-7', unit: 'mmol/L', qc: true }];
+    const d = decode(msg(H, 'O|1|A1||||||||||N', 'R|1|^^^QCGLU|5|mmol/L||||F', 'R|2|^^^GLU|5|mmol/L||||F', 'L|1'), profile(mapping));
+    expect(d.results.map((r) => [r.source.analyzerCode, r.qc])).toEqual([
+      ['QCGLU', true],
+      ['GLU', false],
+    ]);
+  });
+
   it.each([
     ['<0.5', null, '<', 0.5],
     ['>=500', null, '>=', 500],

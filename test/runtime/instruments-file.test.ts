@@ -92,6 +92,20 @@ describe('the instruments file beside the main configuration', () => {
     expect(r.err).toMatch(/4 problems/);
   });
 
+  it('warns about a LOINC whose check digit is wrong, in either file (the page refuses one)', async () => {
+    const dir = scratch();
+    const { file, instrumentsFile } = files(
+      dir,
+      'instruments: [{id: chem2, driver: astm, timezone: UTC, transport: {kind: serial, path: /dev/b}, mapping: [{code: GLU, loinc: 2345-8}, {code: X, loinc: X-LOCAL}]}]\n',
+    );
+    const r = await runCli(['check-config', '--config', file, '--schema-only']);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain(
+      `  ${instrumentsFile}:instruments[0].mapping[0].loinc: 2345-8 is not a LOINC: its check digit should be 7 (2345-7); check for a typing slip`,
+    );
+    expect(r.err).not.toContain('mapping[1]');
+  });
+
   it('refuses anything but instruments in the instruments file, YAML errors and an unreadable file, each named by the file', () => {
     const dir = scratch();
     const { file, instrumentsFile } = files(dir, 'instruments: []\nsinks: {}\n');
