@@ -181,6 +181,7 @@ function twoWayOf(ctx: DriverContext, options: AstmOptions, feed: (input: LineIn
     options,
     clock: ctx.clock,
     log: ctx.log,
+    onEvent: (event) => ctx.onEvent(event),
     send: (message) => feed({ kind: 'send', message }),
     cancel: (id, reason) => feed({ kind: 'cancel', id, reason }),
   });

@@ -7,9 +7,12 @@ import type { Log } from '../../src/log.js';
 import type { InstrumentProfile } from '../../src/config/mapping.js';
 import type { OrderQuery } from '../../src/orders/order.js';
 import type { OrderDesk, Ticket } from '../../src/orders/desk.js';
+import type { DriverEvent } from '../../src/runner-contract.js';
 import { readDelimiters, standardDelimiters, type Delimiters } from './delimiters.js';
+import { encodeRecords } from './encode.js';
 import type { AstmOptions } from './options.js';
-import { noInformationMessage, ordersMessage, type OutgoingContext } from './order-records.js';
+import { noInformationMessage, ordersMessage, writableAnswer, type OutgoingContext } from './order-records.js';
+import { component } from './records.js';
 import type { Outgoing } from './sender.js';
 
 /** What two-way needs from the runner: the line's sender. */
@@ -19,6 +22,7 @@ export interface TwoWayDeps {
   options: AstmOptions;
   clock: Clock;
   log: Log;
+  onEvent(event: DriverEvent): void;
   send(message: Outgoing): void;
   cancel(id: string, reason: string): void;
 }
@@ -28,7 +32,8 @@ export function replyContextOf(text: string): { delimiters: Delimiters; receiver
   const header = text.split(/\r\n|\r|\n/).find((r) => r.startsWith('H'));
   const read = header ? readDelimiters(header) : null;
   if (!header || read?.kind !== 'delimiters') return { delimiters: standardDelimiters, receiver: '' };
-  return { delimiters: read.delimiters, receiver: header.split(read.delimiters.field)[4]?.split(read.delimiters.component)[0] ?? '' };
+  const record = { type: 'H', fields: header.split(read.delimiters.field), delimiters: read.delimiters };
+  return { delimiters: read.delimiters, receiver: component(record, 5, 1) };
 }
 
 /** One instrument's queries and downloads. */
@@ -79,26 +84,52 @@ export class AstmTwoWay {
     this.nextDownload();
   }
 
-  private dispatch(ticket: Ticket, reply: { delimiters: Delimiters; receiver: string }): void {
-    if (this.stopped) return;
+  /**
+   * Writes the ticket's message in the instrument's charset (encode.ts), unless it has nothing the analyzer can be sent
+   * exactly. Returns whether it went to the line. Nothing here logs an identifier or patient data: counts and reasons.
+   */
+  private dispatch(ticket: Ticket, reply: { delimiters: Delimiters; receiver: string }): boolean {
+    if (this.stopped) return false;
     const { deps } = this;
     const ctx: OutgoingContext = { ...reply, at: deps.clock.now(), timezone: deps.profile.timezone, options: deps.options };
-    const answer = ticket.answer;
-    const text = answer.kind === 'orders' ? ordersMessage(answer.specimens, ticket.purpose, ctx) : noInformationMessage(answer.without, ctx);
+    const { answer, leftOut } = writableAnswer(ticket.answer, ctx);
+    if (leftOut > 0) {
+      deps.desk.countFigure('specimens-left-out');
+      deps.log.warn(
+        { specimens: leftOut, purpose: ticket.purpose },
+        "specimens left out: an identifier the instrument's charset or delimiters cannot carry exactly",
+      );
+    }
+    const kept = new Set(answer.kind === 'orders' ? answer.specimens.map((s) => s.accession) : []);
+    const held: Ticket = { ...ticket, answer, orders: ticket.orders.filter((o) => kept.has(o.accession)) };
+    if (ticket.purpose === 'download' && answer.kind !== 'orders') return (deps.desk.failed(held, 'nothing the instrument can be sent exactly'), false);
+    const records = answer.kind === 'orders' ? ordersMessage(answer.specimens, ticket.purpose, ctx) : noInformationMessage(answer.without, ctx);
     // The instrument's options say "no information" is no answer at all: answered by silence.
-    if (text === null) return deps.desk.delivered(ticket);
-    const wait = Math.max(0, ticket.startBy - deps.clock.now());
+    if (records === null) return (deps.desk.delivered(held), false);
+    const encoded = encodeRecords(records, ctx.delimiters, deps.options.charset);
+    if (encoded.kind === 'refused') {
+      deps.onEvent({ kind: 'unwritten', reason: encoded.reason });
+      deps.log.error({ reason: encoded.reason, purpose: ticket.purpose }, 'orders message not written');
+      return (deps.desk.failed(held, `not written: ${encoded.reason}`), false);
+    }
+    if (encoded.substituted > 0) {
+      deps.onEvent({ kind: 'substituted', characters: encoded.substituted });
+      deps.log.warn({ characters: encoded.substituted, purpose: ticket.purpose }, "characters the instrument's charset cannot carry were replaced");
+    }
+    const wait = Math.max(0, held.startBy - deps.clock.now());
     const timer = Number.isFinite(wait)
-      ? deps.clock.setTimeout(() => deps.cancel(ticket.id, "the analyzer's deadline passed before the line was free"), wait)
+      ? deps.clock.setTimeout(() => deps.cancel(held.id, "the analyzer's deadline passed before the line was free"), wait)
       : null;
-    this.tickets.set(ticket.id, { ticket, timer });
-    deps.send({ id: ticket.id, text: Buffer.from(text, deps.options.charset === 'utf8' ? 'utf8' : 'latin1') });
+    this.tickets.set(held.id, { ticket: held, timer });
+    deps.send({ id: held.id, text: encoded.text });
+    return true;
   }
 
+  // One download on the line at a time; one that is not sent (nothing writable) makes way for the next at once.
   private nextDownload(): void {
     if ([...this.tickets.values()].some((t) => t.ticket.purpose === 'download')) return;
-    const next = this.downloads.shift();
-    if (next) this.dispatch(next, { delimiters: standardDelimiters, receiver: '' });
+    for (let next = this.downloads.shift(); next; next = this.downloads.shift())
+      if (this.dispatch(next, { delimiters: standardDelimiters, receiver: '' })) return;
   }
 
   private take(id: string): Ticket | undefined {

@@ -157,6 +157,11 @@ export class OrderDesk {
     return Promise.all(calls.map((c) => c.catch((): Lookup => ({ kind: 'failed', reason: 'lims-error', detail: 'orders client error' }))));
   }
 
+  /** Counts a figure now (a refusal the driver decided, e.g. `specimens-left-out`). */
+  countFigure(figure: string): void {
+    this.count(this.deps.clock.now(), figure);
+  }
+
   /** Counts a figure in the store (never waiting for fsync) and tells the listener; a store that cannot is logged. */
   private count(at: number, figure: string, answeredInMs?: number): void {
     try {

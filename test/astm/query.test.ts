@@ -1,7 +1,8 @@
 // Q records → queries, and orders → the H/P/O/L records an analyzer is sent (LIS2-A2), both ways through the codec.
 import { describe, expect, it } from 'vitest';
 import type { AstmOptionsInput } from '../../drivers/astm/options.js';
-import { noInformationMessage, ordersMessage, type OutgoingContext } from '../../drivers/astm/order-records.js';
+import { encodeRecords, type RecordValue } from '../../drivers/astm/encode.js';
+import { noInformationMessage as noInformationRecords, ordersMessage as ordersRecords, type OutgoingContext } from '../../drivers/astm/order-records.js';
 import { readQuery } from '../../drivers/astm/query.js';
 import { parseRecords, standardDelimiters } from '../../drivers/astm/records.js';
 import type { InstrumentSpecimen } from '../../src/orders/order.js';
@@ -75,6 +76,17 @@ const ctx = (o: AstmOptionsInput = {}, delimiters = standardDelimiters): Outgoin
   timezone: 'Europe/Vienna',
   options: options(o),
 });
+
+/** The records as the encoder writes them for the context's delimiters, in Latin-1. */
+function written(records: RecordValue[] | null, c: OutgoingContext): string | null {
+  if (records === null) return null;
+  const encoded = encodeRecords(records, c.delimiters, c.options.charset);
+  if (encoded.kind !== 'encoded') throw new Error(encoded.reason);
+  return encoded.text.toString(c.options.charset);
+}
+const ordersMessage = (specimens: InstrumentSpecimen[], purpose: 'query' | 'download', c: OutgoingContext): string =>
+  written(ordersRecords(specimens, purpose, c), c)!;
+const noInformationMessage = (accessions: string[], c: OutgoingContext): string | null => written(noInformationRecords(accessions, c), c);
 
 describe('ASTM order records (labgate → analyzer)', () => {
   it('an answer: H, then P and O per specimen with the test list in O.5, L', () => {

@@ -33,7 +33,13 @@ const mapping = [
 const o = (orderId: string, loinc: string) => ({ orderId, loinc, orderedAt: '2026-07-01T08:00:00Z' });
 const specimens: TestSpecimen[] = [
   { accession: 'S1', orders: [o('a1', '2345-7'), o('a2', '2823-3'), o('a3', '718-7')] },
-  { accession: 'S2', orders: [o('b1', '2951-2')] },
+  // A Czech name with a crafted tail: cut to its low bytes in Latin-1, č (U+010D) is CR, ż (U+017C) `|` and Ş (U+015E) `^`,
+  // so it would end the P record and add an order for another specimen and an early terminator.
+  {
+    accession: 'S2',
+    orders: [o('b1', '2951-2')],
+    patient: { id: 'P2', name: 'Nováček\u010dO\u017c1\u017cEVIL\u017c\u017c\u015e\u015e\u015eGLU\u010dL\u017c1\u017cN', birthDate: '', sex: 'U' },
+  },
   { accession: 'SLOW', orders: [o('c1', '2951-2')] },
 ];
 
@@ -123,6 +129,13 @@ describe('ASTM two-way runner', () => {
     expect(slow).toMatchObject({ kind: 'answered', termination: 'I' });
     expect(slow.kind === 'answered' && slow.completeAfterMs).toBeLessThan(2_000);
     expect(figures(events)).toEqual(['queries', 'no-information:no-orders', 'queries', 'no-information:lims-timeout']);
+  });
+
+  it("a patient name the analyzer's charset cannot carry is written with substitutes, inside its own P record", async () => {
+    const { events, querying } = setup({ query: true, queryTimeoutMs: 2_000, patient: true });
+    const outcome = await querying.query(['S2'], 2_000);
+    expect(outcome.kind === 'answered' && [...outcome.orders]).toEqual([['S2', ['NA']]]);
+    expect(events).toContainEqual({ kind: 'substituted', characters: 12 });
   });
 
   it('query mode off: the Q record is rejected with its reason and nothing is answered', async () => {
