@@ -2,7 +2,7 @@
 // transaction per batch. Drains share nothing, so one sink's outage never delays another. Event-driven: it wakes
 // on notify() (new rows committed) and on one timer set to the next due or probe time; idle, it arms nothing.
 // Busy, it keeps the sink busy: one batch is claimed ahead, and a finished batch is recorded after the next one is out.
-import type { Clock } from '../clock.js';
+import { wallTimeOf, type Clock } from '../clock.js';
 import type { OutboxRow, Outcome, Sink } from './contract.js';
 import type { Outbox } from '../store/outbox.js';
 import { retryTimes, type BackoffPolicy } from './backoff.js';
@@ -26,10 +26,11 @@ export interface DrainOptions {
   sink: Sink;
   outbox: DrainOutbox;
   policy: DrainPolicy;
+  /** Due times, probes and retries run on its monotonic reading, which must be the outbox's steady time. */
   clock: Clock;
   random: () => number;
   log?: Log;
-  /** Called with every batch's outcomes once they are recorded (metrics). */
+  /** Called with every batch's outcomes once they are recorded (metrics), with the wall time. */
   onOutcomes?: (rows: readonly OutboxRow[], outcomes: readonly Outcome[], now: number) => void;
 }
 
@@ -106,13 +107,13 @@ export class Drain {
     return {
       sink: this.options.sink.name,
       circuit: c.kind,
-      nextProbeAt: c.kind === 'open' ? c.probeAt : null,
-      pausedSince: c.kind === 'closed' ? null : c.since,
+      nextProbeAt: c.kind === 'open' ? wallTimeOf(this.options.clock, c.probeAt) : null,
+      pausedSince: c.kind === 'closed' ? null : wallTimeOf(this.options.clock, c.since),
       lastError: this.lastError,
       delivered: this.counters.delivered,
       deadLettered: this.counters.dead,
       conflicts: this.counters.conflicts,
-      recentRate: this.rate.perSecond(this.options.clock.now()),
+      recentRate: this.rate.perSecond(this.options.clock.monotonic()),
       batchesInFlight: this.batches.size,
     };
   }
@@ -124,7 +125,7 @@ export class Drain {
     // Rows claimed ahead for a healthy sink are not held through a pause: the probe takes one row, the rest wait as due.
     if (this.circuit.kind !== 'closed') this.dropAhead();
     while (this.sending < policy.inFlight) {
-      const admission = admit(this.circuit, clock.now());
+      const admission = admit(this.circuit, clock.monotonic());
       if (admission.kind === 'wait') break;
       const probe = admission.kind === 'probe';
       const rows = this.takeAhead() ?? outbox.claimDue(sink.name, probe ? 1 : policy.batchSize);
@@ -163,7 +164,7 @@ export class Drain {
     const due = outbox.nextDueAt(sink.name);
     if (due === null) return;
     const at = this.circuit.kind === 'open' ? Math.max(due, this.circuit.probeAt) : due;
-    const delay = Math.max(at - clock.now(), 1);
+    const delay = Math.max(at - clock.monotonic(), 1);
     this.timer = {
       at,
       handle: clock.setTimeout(() => {
@@ -194,7 +195,9 @@ export class Drain {
     } finally {
       this.sending--;
     }
-    const now = this.options.clock.now();
+    const { clock } = this.options;
+    const now = clock.monotonic();
+    outcomes = onSteadyTime(outcomes, now - clock.now());
     this.judge(outcomes, now, probe);
     const retryAt = retryTimes(rows, outcomes, this.circuit.kind !== 'closed', now, this.options.policy.backoff, this.options.random);
     // The sink is free again: hand it the next batch before spending time on this one's bookkeeping. A sink writes
@@ -215,7 +218,7 @@ export class Drain {
       return;
     }
     this.observe(outcomes, now);
-    this.options.onOutcomes?.(rows, outcomes, now);
+    this.options.onOutcomes?.(rows, outcomes, clock.now());
     this.claimAhead();
   }
 
@@ -248,6 +251,12 @@ export class Drain {
     this.circuit = judgeBatch(this.circuit, outcomes, now, this.options.policy, probe);
     if (before !== this.circuit.kind) this.log.warn({ sink: this.options.sink.name, circuit: this.circuit }, `circuit ${this.circuit.kind}`);
   }
+}
+
+// A sink names a Retry-After time on the wall clock; the drain waits it on the steady one (`shift` = steady - wall).
+function onSteadyTime(outcomes: Outcome[], shift: number): Outcome[] {
+  if (!outcomes.some((o) => o.kind === 'retry' && o.notBefore !== undefined)) return outcomes;
+  return outcomes.map((o) => (o.kind === 'retry' && o.notBefore !== undefined ? { ...o, notBefore: o.notBefore + shift } : o));
 }
 
 // Resolves after pending I/O callbacks and ticks have run (setImmediate runs after the poll phase).

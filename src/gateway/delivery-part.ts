@@ -8,6 +8,7 @@ import { createDrains } from '../delivery/drains.js';
 import type { SinkHealth } from '../delivery/sink-health.js';
 import { sinkLogger, type Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { steadyClock } from '../store/steady-time.js';
 import type { Store } from '../store/store.js';
 import { recordDeliveryMetrics } from './delivery-metrics.js';
 import type { Part } from './lifecycle.js';
@@ -48,7 +49,7 @@ export class DeliveryPart implements Part {
     const drains = createDrains(this.sinks, {
       config,
       outbox: store.outbox,
-      clock: deps.clock,
+      clock: steadyClock(deps.clock, store.steady),
       random: deps.random,
       log: (sink) => sinkLogger(deps.log, sink),
       onOutcomes: (sink) => (rows, outcomes, now) => {

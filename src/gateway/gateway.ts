@@ -1,6 +1,6 @@
 // The gateway: its long-lived parts as one ordered list (parts() below), started in that order and stopped in exactly
-// the reverse order (lifecycle.ts): the logs' summaries, the store, delivery (sinks and their drains), retention, the
-// disk guard, the HTTP listener, then the instruments. So instruments stop taking messages first and the store closes
+// the reverse order (lifecycle.ts): the logs' summaries, the store, the clock watch, delivery (sinks and their drains),
+// retention, the disk guard, the HTTP listener, then the instruments. So instruments stop taking messages first and the store closes
 // after everything that writes to it. Recovery after a power cut needs no replay step: a capture and its results commit
 // in one transaction, so the store never holds a journaled-but-unprocessed message; only in-flight deliveries are
 // released.
@@ -19,6 +19,7 @@ import { openStore, type Store } from '../store/store.js';
 import { SinkHealthView, type SinkHealth } from '../delivery/sink-health.js';
 import type { WebServer } from '../web/server.js';
 import { BacklogSampler } from './backlog-sampler.js';
+import { ClockPart } from './clock-part.js';
 import { DeliveryPart } from './delivery-part.js';
 import { DiskPart } from './disk-part.js';
 import { createIngestPort } from './ingest-port.js';
@@ -177,7 +178,14 @@ export class Gateway {
         name: 'store',
         start: () => {
           const sinks = deps.sinks ? deps.sinks.map((s) => s.name) : enabledSinkNames(config);
-          this.store = openStore({ dataDir: config.gateway.dataDir, sinks, qcSinks: qcSinkNames(config), now: deps.clock.now });
+          const { clock } = deps;
+          this.store = openStore({
+            dataDir: config.gateway.dataDir,
+            sinks,
+            qcSinks: qcSinkNames(config),
+            now: () => clock.now(),
+            monotonic: () => clock.monotonic(),
+          });
           this.store.outbox.resetInFlight();
           this.sampler = new BacklogSampler({
             store: this.store,
@@ -188,6 +196,7 @@ export class Gateway {
         },
         stop: () => this.store?.close(),
       },
+      new ClockPart({ steady: () => this.store!.steady, clock: deps.clock, log: deps.log.child({ part: 'clock' }) }),
       {
         name: 'delivery',
         start: () => {

@@ -3,6 +3,7 @@
 // mode and the LIMS is configured; one bearer token serves results, orders and dispatches alike.
 import { Agent } from 'undici';
 import type { Clock } from '../clock.js';
+import { steadyClock } from '../store/steady-time.js';
 import type { Config } from '../config/schema.js';
 import { twoWayInstruments } from '../config/two-way-checks.js';
 import { DISPATCH_SINK } from '../delivery/dispatch-contract.js';
@@ -57,7 +58,7 @@ export function startTwoWay(
     sink: createDispatchSink(dispatchEndpoint, clock.now),
     outbox: store.orders.dispatches,
     policy: drainPolicy(config, DISPATCH_SINK),
-    clock,
+    clock: steadyClock(clock, store.steady),
     random: deps.random,
     log: sinkLogger(deps.log, DISPATCH_SINK),
     onOutcomes: (rows, outcomes, now) => recordDeliveryMetrics(deps.metrics, DISPATCH_SINK, rows, outcomes, now),

@@ -78,14 +78,14 @@ export class ConflictResolver {
     this.audit = new AuditLog(db);
   }
 
-  /** Resolves conflict `id` as `choice`, audited with `actor`. */
-  resolve(id: number, choice: ConflictChoice, actor: string, now: number): Resolution {
+  /** Resolves conflict `id` as `choice`, audited with `actor` at `now`; what it queues is due at `due` (steady time). */
+  resolve(id: number, choice: ConflictChoice, actor: string, now: number, due: number): Resolution {
     const conflict = this.find.get(id) as ConflictRow | undefined;
     if (conflict === undefined) return { kind: 'not-found' };
     if (conflict.resolution !== null) return { kind: 'already-resolved' };
     let queued: string[] = [];
     if (choice === 'forward') {
-      queued = conflict.origin === 'ingest' ? this.forwardIncoming(conflict, now) : this.forwardToSink(conflict, now);
+      queued = conflict.origin === 'ingest' ? this.forwardIncoming(conflict, now, due) : this.forwardToSink(conflict, now, due);
     }
     const resolution = choice === 'keep' ? 'kept' : 'forwarded';
     this.mark.run(resolution, actor, now, id);
@@ -95,7 +95,7 @@ export class ConflictResolver {
   }
 
   // The incoming version replaces the stored one, then goes to every sink with a row, and every configured sink.
-  private forwardIncoming(conflict: ConflictRow, now: number): string[] {
+  private forwardIncoming(conflict: ConflictRow, now: number, due: number): string[] {
     // A conflict recorded before the upgrade may hold a result in its older form (store migration 3).
     const recorded = JSON.parse(conflict.incoming_payload) as Omit<ResultPayload, 'result'> & { result: StoredKeyedResult };
     const r = upgradeStoredResult(recorded.result);
@@ -130,11 +130,11 @@ export class ConflictResolver {
     // QC results are kept for the record, forwarded only to the sinks that take them (ingest.ts).
     const takes = (sink: string): boolean => stored.qc !== 1 || this.qcSinks.includes(sink);
     const rows = this.slotsOf(stored.id, conflict.dedup_key).filter((row) => takes(row.sink));
-    for (const row of rows) this.requeueWith.run(now, now, row.id);
+    for (const row of rows) this.requeueWith.run(due, now, row.id);
     const queued = rows.map((row) => row.sink);
     for (const sink of this.sinks) {
       if (queued.includes(sink) || !takes(sink)) continue;
-      this.insertRow.run(this.freeSlot(stored.id), sink, conflict.dedup_key, now, now, now);
+      this.insertRow.run(this.freeSlot(stored.id), sink, conflict.dedup_key, due, now, now);
       queued.push(sink);
     }
     return queued;
@@ -142,14 +142,14 @@ export class ConflictResolver {
 
   // The sink holds another version: labgate's row for it is queued again as it is (its payload is labgate's version),
   // with the ETag the conflict outcome recorded on it (the sink's current one, when the sink reported it; else ours).
-  private forwardToSink(conflict: ConflictRow, now: number): string[] {
+  private forwardToSink(conflict: ConflictRow, now: number, due: number): string[] {
     const ours = JSON.parse(conflict.incoming_payload) as ResultPayload;
     const stored = this.resultOf.get(ours.result.resultedAt, conflict.dedup_key) as StoredRef | undefined;
     if (stored !== undefined) this.nameSupersededVersion(stored, conflict);
     const slots = stored === undefined ? [] : this.slotsOf(stored.id, conflict.dedup_key);
     const rows = slots.length > 0 ? slots : (this.conflictRows.all(conflict.origin, conflict.dedup_key) as OutboxSlot[]);
     const mine = rows.filter((row) => row.sink === conflict.origin);
-    for (const row of mine) this.requeue.run(now, now, row.id);
+    for (const row of mine) this.requeue.run(due, now, row.id);
     return mine.length > 0 ? [conflict.origin] : [];
   }
 

@@ -21,6 +21,8 @@ export class DispatchDeadLetters {
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
+    /** Steady time (steady-time.ts): what due times are written in. */
+    private readonly dueNow: () => number = now,
   ) {
     this.list = db.prepare(`SELECT ${COLUMNS} FROM dispatches WHERE state = 'dead' AND (@key IS NULL OR order_id || '|' || instrument_id = @key)
       ORDER BY id LIMIT @limit`);
@@ -39,7 +41,7 @@ export class DispatchDeadLetters {
       filter,
       actor,
       'dead-letter-retry',
-      `UPDATE dispatches SET state = 'pending', attempts = 0, next_attempt_at = @at, updated_at = @at WHERE id = @id AND state = 'dead'`,
+      `UPDATE dispatches SET state = 'pending', attempts = 0, next_attempt_at = @due, updated_at = @at WHERE id = @id AND state = 'dead'`,
     );
   }
 
@@ -55,9 +57,10 @@ export class DispatchDeadLetters {
     return this.db
       .transaction((): number => {
         const at = this.now();
+        const due = this.dueNow();
         const rows = this.deadLetters(filter, Number.MAX_SAFE_INTEGER);
         for (const r of rows) {
-          statement.run({ id: r.id, at });
+          statement.run({ id: r.id, at, due });
           audit.write(at, actor, action, r.dedupKey, JSON.stringify({ sink: DISPATCH_SINK, reason: r.reason }));
         }
         return rows.length;

@@ -32,6 +32,8 @@ export class DispatchQueue {
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
+    /** Steady time (store/steady-time.ts): what due times are written in. */
+    private readonly dueNow: () => number = now,
   ) {
     this.insert = db.prepare(`INSERT INTO dispatches (order_id, instrument_id, accession, dispatched_at, state, next_attempt_at, updated_at)
       VALUES (?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (order_id, instrument_id) DO NOTHING`);
@@ -64,7 +66,8 @@ export class DispatchQueue {
   /** Records, in the caller's transaction, that the analyzer has these orders; returns how many were new. */
   record(instrumentId: string, orders: readonly { orderId: string; accession: string }[], at: number): number {
     let added = 0;
-    for (const o of orders) added += this.insert.run(o.orderId, instrumentId, o.accession, at, at, at).changes;
+    const due = this.dueNow();
+    for (const o of orders) added += this.insert.run(o.orderId, instrumentId, o.accession, at, due, at).changes;
     return added;
   }
 
@@ -75,7 +78,7 @@ export class DispatchQueue {
 
   /** Up to `limit` due rows not in flight, as outbox rows for the dispatch sink. */
   claimDue(_sink: string, limit: number): OutboxRow[] {
-    const raw = this.due.all(this.now(), JSON.stringify([...this.flying]), limit) as Raw[];
+    const raw = this.due.all(this.dueNow(), JSON.stringify([...this.flying]), limit) as Raw[];
     return raw.map(([id, orderId, instrumentId, dispatchedAt, attempts]) => {
       this.flying.add(id);
       const payload = JSON.stringify({ orderId, instrumentId, dispatchedAt: new Date(dispatchedAt).toISOString() } satisfies DispatchPayload);

@@ -24,6 +24,8 @@ export interface Tally {
 export interface WriteContext {
   capture: { id: number; receivedAt: number; rawSha256: string };
   now: number;
+  /** The steady time (steady-time.ts) a new outbox row is due at: now, on the clock that never steps. */
+  due: number;
   actor: string;
   /** Keys this capture was already counted for (a reprocess); null on first ingest. */
   counted: ReadonlySet<string> | null;
@@ -195,10 +197,10 @@ export class ResultWriter {
     } else if (row.load_count === 1) {
       // QC results are kept for the record but are not patient results: forwarded only to a sink that takes them.
       if (!result.qc) {
-        for (let slot = 0; slot < this.slots; slot++) rows.outbox.push(outboxIdOf(row.id, slot), key, ctx.now, ctx.now, ctx.now);
+        for (let slot = 0; slot < this.slots; slot++) rows.outbox.push(outboxIdOf(row.id, slot), key, ctx.due, ctx.now, ctx.now);
       } else {
         // Rare, and for a subset of the sinks: a row at a time rather than a multi-row statement per subset.
-        for (const slot of this.qcSlots) this.insertQcRow.run(outboxIdOf(row.id, slot), this.sinks[slot], key, ctx.now, ctx.now, ctx.now);
+        for (const slot of this.qcSlots) this.insertQcRow.run(outboxIdOf(row.id, slot), this.sinks[slot], key, ctx.due, ctx.now, ctx.now);
       }
       fate = 'inserted';
     } else {

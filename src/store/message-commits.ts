@@ -36,6 +36,8 @@ export class MessageCommits {
     private readonly db: Database.Database,
     private readonly parts: CommitParts,
     private readonly now: () => number,
+    /** Steady time, for the due times of new outbox rows (steady-time.ts). */
+    private readonly due: () => number = now,
   ) {
     this.ingestTx = db.transaction((capture, rawSha256, valid, rejections, at) => this.commitMessage(capture, rawSha256, valid, rejections, at));
     this.groupTx = db.transaction((messages) => messages.map((message) => this.ingestSaved(message)));
@@ -87,7 +89,7 @@ export class MessageCommits {
     const rejections = observed.map(({ observed: _, ...r }) => r);
     const id = journal.insert(capture, rawSha256, rejections, valid.length, now);
     const from = { id, receivedAt: capture.receivedAt, rawSha256 };
-    const ctx = { capture: from, now, actor: GATEWAY_ACTOR, counted: null };
+    const ctx = { capture: from, now, due: this.due(), actor: GATEWAY_ACTOR, counted: null };
     const { tally, keys } = writer.writeAll(valid, ctx);
     this.auditRejections(id, rejections, GATEWAY_ACTOR, now);
     days.message(capture.instrumentId, capture.receivedAt, tally.inserted, rejections.length);
@@ -105,7 +107,7 @@ export class MessageCommits {
     }
     const from = { id: captureId, receivedAt: capture.receivedAt, rawSha256: capture.rawSha256 };
     const counted = new Set(capture.countedKeys);
-    const { tally, keys } = writer.writeAll(valid, { capture: from, now, actor, counted });
+    const { tally, keys } = writer.writeAll(valid, { capture: from, now, due: this.due(), actor, counted });
     this.auditRejections(captureId, rejections, actor, now);
     journal.settle(captureId, rejections, valid.length, [...capture.countedKeys, ...keys], now);
     days.reprocessed(capture.instrumentId, capture.receivedAt, tally.inserted);

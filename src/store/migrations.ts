@@ -237,4 +237,17 @@ export const migrations: readonly Migration[] = [
     FROM results r JOIN captures c ON c.id = r.capture_id WHERE c.received_at >= (unixepoch() - 2 * 86400) * 1000 GROUP BY 1, 2
     ON CONFLICT (instrument_id, hour) DO UPDATE SET results = excluded.results;
   `,
+  /* 8: the gateway's steady time (steady-time.ts): due times that survive a step of the wall clock, and the steps seen */ `
+  CREATE TABLE steady_time (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    steady_at  INTEGER NOT NULL,              -- the steady time (ms) at ...
+    wall_at    INTEGER NOT NULL               -- ... this wall time (epoch ms): written at start and after a step
+  );
+  CREATE TABLE clock_steps (
+    id         INTEGER PRIMARY KEY,
+    steady_at  INTEGER NOT NULL,              -- when the step was seen, in steady time
+    wall_at    INTEGER NOT NULL,              -- the wall time just after it
+    step_ms    INTEGER NOT NULL               -- how far the wall clock moved beyond the time that passed (negative: back)
+  );
+  `,
 ];

@@ -19,9 +19,10 @@ export class OrderStore {
     (instrumentId: string, orders: readonly { orderId: string; accession: string }[], at: number, download: boolean) => number
   >;
 
-  constructor(db: Database.Database, now: () => number, dayOf?: (at: number) => string) {
-    this.dispatches = new DispatchQueue(db, now);
-    this.deadLetters = new DispatchDeadLetters(db, now);
+  /** `due` is steady time (steady-time.ts), what dispatches' due times are written in. */
+  constructor(db: Database.Database, now: () => number, dayOf?: (at: number) => string, due: () => number = now) {
+    this.dispatches = new DispatchQueue(db, now, due);
+    this.deadLetters = new DispatchDeadLetters(db, now, due);
     this.days = new OrderDays(db, dayOf);
     this.sentTx = db.transaction((instrumentId, orders, at, download) => {
       const added = this.dispatches.record(instrumentId, orders, at);

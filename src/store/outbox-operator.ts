@@ -58,6 +58,8 @@ export class OutboxOperator {
   constructor(
     protected readonly db: Database.Database,
     protected readonly now: () => number,
+    /** Steady time (steady-time.ts): what due times are written in. */
+    protected readonly dueNow: () => number = now,
   ) {
     this.countBy = {
       pending: db.prepare(COUNT_SQL.pending),
@@ -121,7 +123,8 @@ export class OutboxOperator {
   retryDeadLetters(filter: DeadLetterFilter, actor: string): number {
     return this.operate(filter, actor, 'dead-letter-retry', (ids, at) => {
       const stmt = this.db.prepare(`UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'dead'`);
-      for (const id of ids) stmt.run(at, at, id);
+      const due = this.dueNow();
+      for (const id of ids) stmt.run(due, at, id);
     });
   }
 

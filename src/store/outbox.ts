@@ -20,7 +20,7 @@ const DUE = `WHERE outbox.sink = ? AND outbox.state = 'pending' AND outbox.next_
 const ROW_COLUMNS = `outbox.id, outbox.sink, outbox.dedup_key, r.record_id, outbox.attempts, outbox.etag, r.payload, r.payload_sha256`;
 type RawRow = [number, string, string, string, number, string | null, string, string];
 
-/** The claim query (exported so a test can EXPLAIN it): parameters sink, now, JSON array of in-flight ids, the unsynced range, limit. */
+/** The claim query (exported so a test can EXPLAIN it): parameters sink, now (steady time), JSON array of in-flight ids, the unsynced range, limit. */
 export const CLAIM_SQL = `SELECT ${ROW_COLUMNS} FROM outbox CROSS JOIN results r ON r.id = ${resultIdSql('outbox.id')} ${DUE}`;
 
 /** Outbox operations on the store's one SQLite connection. */
@@ -38,8 +38,9 @@ export class Outbox extends OutboxOperator {
     db: Database.Database,
     now: () => number,
     private readonly afterRecord: () => void = () => {},
+    due: () => number = now,
   ) {
-    super(db, now);
+    super(db, now, due);
     // Served by the partial index outbox_due: cost follows `limit` and the rows in flight, never the backlog.
     // Raw arrays: better-sqlite3 builds them faster than keyed objects, and the claim is on the hot path.
     this.due = db.prepare(CLAIM_SQL).raw();
@@ -70,14 +71,14 @@ export class Outbox extends OutboxOperator {
   /** Up to `limit` pending rows of `sink` due now and not already in flight, oldest due first; they stay in flight until recorded or released. */
   claimDue(sink: string, limit: number): OutboxRow[] {
     const flying = this.flying(sink);
-    const raw = this.due.all(sink, this.now(), JSON.stringify([...flying]), ...this.unsynced, limit) as RawRow[];
+    const raw = this.due.all(sink, this.dueNow(), JSON.stringify([...flying]), ...this.unsynced, limit) as RawRow[];
     return raw.map(([id, rowSink, dedupKey, recordId, attempts, etag, payload, payloadSha256]) => {
       flying.add(id);
       return { id, sink: rowSink, dedupKey, recordId, attempts, etag, payload, payloadSha256 };
     });
   }
 
-  /** Records one outcome per row in ONE transaction; `retryAt[i]` null keeps the row's due time (sink-wide pauses). */
+  /** Records one outcome per row in ONE transaction; `retryAt[i]` (steady time) null keeps the row's due time (sink-wide pauses). */
   recordOutcomes(sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]): void {
     if (outcomes.length !== rows.length) throw new Error(`recordOutcomes: ${rows.length} rows but ${outcomes.length} outcomes`);
     // An outcome mark need not wait for fsync: losing it to a power cut only re-delivers the rows, which every sink
@@ -105,7 +106,7 @@ export class Outbox extends OutboxOperator {
     return this.flying(sink).size;
   }
 
-  /** Earliest next_attempt_at of a pending row of `sink` that is not in flight, or null when none is. */
+  /** Earliest next_attempt_at (steady time) of a pending row of `sink` that is not in flight, or null when none is. */
   nextDueAt(sink: string): number | null {
     const at = this.dueAt.get(sink, Number.MAX_SAFE_INTEGER, JSON.stringify([...this.flying(sink)]), ...this.unsynced, 1) as number | undefined;
     return at ?? null;

@@ -14,6 +14,7 @@ import { Checkpointer } from './checkpointer.js';
 import { openDatabase } from './database.js';
 import { makePrivateDir, makePrivateFile } from './private-files.js';
 import { ResultWriter } from './ingest.js';
+import { SteadyTime } from './steady-time.js';
 import { SinkFigures, type BacklogSample, type SinkHour } from './sink-figures.js';
 import { InstrumentCodes, type CodeSeen } from './instrument-codes.js';
 import { InstrumentDays, type HourFigures, type InstrumentFigures } from './instrument-days.js';
@@ -52,6 +53,8 @@ export interface StoreOptions {
   /** Those of `sinks` that also take quality-control results (tagged by the sink); the others never get one. */
   qcSinks?: readonly string[];
   now: () => number;
+  /** A monotonic clock (ms, any origin) that due times follow across wall-clock steps (steady-time.ts); absent: the wall clock. */
+  monotonic?: () => number;
   /** False for operator commands (status, dead-letter) that open the database beside a running gateway. Default true. */
   lock?: boolean;
   /** How long a write waits for another connection's transaction before failing. Default 5000 ms. */
@@ -90,13 +93,15 @@ export class Store {
   readonly orders: OrderStore;
   /** Each sink's backlog through the day and its deliveries per hour (the page's day at a glance). */
   readonly sinkFigures: SinkFigures;
+  /** The time due times are written in, which never steps (steady-time.ts). */
+  readonly steady: SteadyTime;
   private readonly journal: CaptureJournal;
   private readonly writer: ResultWriter;
   private readonly reads: StoreReads;
   private readonly days: InstrumentDays;
   private readonly codes: InstrumentCodes;
   private readonly commits: MessageCommits;
-  private readonly resolveTx: Database.Transaction<(id: number, choice: ConflictChoice, actor: string, now: number) => Resolution>;
+  private readonly resolveTx: Database.Transaction<(id: number, choice: ConflictChoice, actor: string, now: number, due: number) => Resolution>;
   private readonly maxResultId: Database.Statement;
   private readonly checkpointer: Checkpointer;
 
@@ -108,18 +113,20 @@ export class Store {
     this.checkpointer = new Checkpointer(db.name);
     // SQLite's own checkpoint, on the committing call and so on the event loop, only when the worker falls behind.
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
-    this.outbox = new Outbox(db, options.now, () => this.checkpointer.request());
-    this.orders = new OrderStore(db, options.now, options.dayOf);
+    this.steady = new SteadyTime(db, options.now, options.monotonic, lock !== null);
+    const due = (): number => this.steady.now();
+    this.outbox = new Outbox(db, options.now, () => this.checkpointer.request(), due);
+    this.orders = new OrderStore(db, options.now, options.dayOf, due);
     this.journal = new CaptureJournal(db);
     this.writer = new ResultWriter(db, options.sinks, options.qcSinks);
     this.reads = new StoreReads(db);
     this.days = new InstrumentDays(db, options.dayOf);
     this.codes = new InstrumentCodes(db);
     this.sinkFigures = new SinkFigures(db);
-    this.commits = new MessageCommits(db, { journal: this.journal, writer: this.writer, days: this.days, codes: this.codes }, options.now);
+    this.commits = new MessageCommits(db, { journal: this.journal, writer: this.writer, days: this.days, codes: this.codes }, options.now, due);
     this.maxResultId = db.prepare('SELECT COALESCE(MAX(id), 0) FROM results').pluck();
     const resolver = new ConflictResolver(db, options.sinks, options.qcSinks);
-    this.resolveTx = db.transaction((id, choice, actor, now) => resolver.resolve(id, choice, actor, now));
+    this.resolveTx = db.transaction((id, choice, actor, now, due) => resolver.resolve(id, choice, actor, now, due));
   }
 
   /**
@@ -221,7 +228,7 @@ export class Store {
    * nothing; `forward` queues the other version to the sinks as a correction (conflict-resolution.ts).
    */
   resolveConflict(id: number, choice: ConflictChoice, actor: string): Resolution {
-    return this.resolveTx.immediate(id, choice, actor, this.options.now());
+    return this.resolveTx.immediate(id, choice, actor, this.options.now(), this.steady.now());
   }
 
   /** Outbox state per sink of each result, keyed by dedup key, in one indexed query. */

@@ -40,7 +40,7 @@ describe('a report that cannot be held', () => {
   });
 
   test('the instrument shows it: its status, /healthz, /metrics and its card on the status page', async () => {
-    const clock = { now: () => 0, setTimeout: () => 0, clearTimeout: () => {} };
+    const clock = { now: () => 0, monotonic: () => 0, setTimeout: () => 0, clearTimeout: () => {} };
     const supervisor = new PortSupervisor({
       instrument: 'spotchem',
       endpoint: 'tcp://x',
