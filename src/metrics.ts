@@ -56,6 +56,8 @@ export class Metrics {
   private gateway: GatewayFigures = { lastMessages: [] };
   /** Reconnects already counted per instrument (supervisor statuses carry a running total). */
   private readonly reconnectsSeen = new Map<string, number>();
+  /** Instruments and sinks whose counters were started at 0. */
+  private readonly seen = new Set<string>();
   private readonly windowMs: number;
 
   constructor(private readonly options: MetricsOptions) {
@@ -218,13 +220,34 @@ export class Metrics {
 
   /** Mirrors a supervisor status (wire to SupervisorOptions.onStatus). */
   portStatus(status: PortStatus): void {
+    this.instrumentSeen(status.instrument);
     for (const state of states) this.portState.set({ instrument: status.instrument, state }, state === status.state ? 1 : 0);
     const counted = this.reconnectsSeen.get(status.instrument) ?? 0;
     if (status.reconnects > counted) this.reconnects.inc({ instrument: status.instrument }, status.reconnects - counted);
     this.reconnectsSeen.set(status.instrument, Math.max(counted, status.reconnects));
   }
+  // An instrument's and a sink's counters start at 0 when they first appear: the first rejected result or dead
+  // letter is then an increase that rate() and increase() see, not the birth of a series they cannot tell from nothing.
+  private instrumentSeen(instrument: string): void {
+    if (this.seen.has(`instrument:${instrument}`)) return;
+    this.seen.add(`instrument:${instrument}`);
+    for (const c of [this.messages, this.naks, this.checksumErrors, this.discarded, this.lost, this.commitFailures, this.bytes, this.reconnects]) {
+      c.inc({ instrument }, 0);
+    }
+    for (const c of [this.substituted, this.unwritten]) c.inc({ instrument }, 0);
+    for (const outcome of ['inserted', 'absorbed', 'conflict', 'rejected']) this.results.inc({ instrument, outcome }, 0);
+  }
+
+  private sinkSeen(sink: string): void {
+    if (this.seen.has(`sink:${sink}`)) return;
+    this.seen.add(`sink:${sink}`);
+    for (const outcome of ['delivered', 'retry', 'conflict', 'dead']) this.outcomes.inc({ sink, outcome }, 0);
+    this.latency.zero({ sink });
+  }
+
   /** Counts a batch's outcomes for a sink; `latenciesMs` holds one entry per delivered row. */
   delivery(sink: string, outcome: DeliveryOutcomeKind, count: number, latenciesMs: readonly number[] = []): void {
+    this.sinkSeen(sink);
     if (count > 0) this.outcomes.inc({ sink, outcome }, count);
     for (const ms of latenciesMs) this.latency.observe({ sink }, ms / 1000);
     if (outcome === 'delivered' && count > 0) {
@@ -255,6 +278,7 @@ export class Metrics {
   /** The exposition: content type and body for GET /metrics. */
   async render(): Promise<{ contentType: string; body: string }> {
     this.backlog = this.backlogSource();
+    this.backlog.forEach((b) => this.sinkSeen(b.sink));
     this.gateway = this.gatewaySource();
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }

@@ -105,6 +105,8 @@ export class DemoEnvironment {
       createSerialPort: this.line.createSerialPort,
       sinks,
       onDriverEvent: listeners.onDriverEvent,
+      // As `labgate run`: /metrics shows the process's memory and event-loop delay (the fleet dashboard's last row).
+      processMetrics: true,
     });
     this.gateways.push(gateway);
     try {

@@ -244,6 +244,17 @@ describe('/metrics over real HTTP', () => {
     ]) {
       expect(text).toContain(line);
     }
+    // An instrument's and a sink's counters exist from their first appearance, at 0 until something happens.
+    for (const line of [
+      'labgate_discarded_messages_total{instrument="hema1"} 0',
+      'labgate_results_total{instrument="hema1",outcome="rejected"} 0',
+      'labgate_sink_outcomes_total{sink="lims",outcome="dead"} 1',
+      'labgate_sink_outcomes_total{sink="lims",outcome="delivered"} 0',
+      'labgate_sink_outcomes_total{sink="postgres",outcome="conflict"} 0',
+      'labgate_delivery_latency_seconds_count{sink="lims"} 0',
+    ]) {
+      expect(text).toContain(line);
+    }
     // A sink whose drain reports no circuit has none; a figure not measured yet is absent, never 0.
     expect(text).not.toContain('labgate_sink_circuit_state{sink="lims"');
     expect(text).not.toMatch(/^labgate_disk_(free|floor)_bytes /m);
