@@ -45,6 +45,7 @@ export class Metrics {
   private readonly refused: Counter<'instrument' | 'reason'>;
   private readonly queries: Counter<'instrument'>;
   private readonly answers: Counter<'instrument' | 'answer' | 'reason'>;
+  private readonly overCap: Counter<'upstream'>;
   private readonly downloads: Counter<'instrument'>;
   private readonly answerTime: Histogram<'instrument'>;
   /** Per sink: [epoch second, rows delivered in it], oldest first. */
@@ -142,6 +143,12 @@ export class Metrics {
       labelNames: ['instrument', 'answer', 'reason'],
       registers: r,
     });
+    this.overCap = new Counter({
+      name: 'labgate_upstream_answers_over_cap_total',
+      help: 'Upstream answers not read past their size cap (sinks.*.maxAnswerBytes): lims, lims-token, lims-orders, lims-dispatch, fhir',
+      labelNames: ['upstream'],
+      registers: r,
+    });
     this.downloads = new Counter({
       name: 'labgate_order_downloads_total',
       help: 'Download-mode messages the analyzer ACKed',
@@ -211,6 +218,11 @@ export class Metrics {
   /** Counts one unhandled rejection (wire to ProcessFaults.onRecord). */
   unhandledError(): void {
     this.unhandled.inc();
+  }
+
+  /** Counts an upstream answer cut at its size cap. */
+  answerOverCap(upstream: string): void {
+    this.overCap.inc({ upstream });
   }
 
   /** Counts one connection an instrument's listening port refused. */

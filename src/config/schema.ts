@@ -2,6 +2,7 @@
 // so the YAML can be world-readable and systemd's LoadCredential works. Objects are strict: a misspelt key
 // (`baudrate`) is reported, never silently ignored with the default taking its place.
 import { z } from 'zod';
+import { DEFAULT_MAX_ANSWER_BYTES } from '../sinks/answer-body.js';
 import { isUcum } from '../sinks/fhir-ucum.js';
 import { isAddressOrBlock } from '../transport/allow-list.js';
 import { isValidZone } from '../zoned-time.js';
@@ -85,6 +86,14 @@ const postgresSink = z.strictObject({
   statementTimeoutMs: z.number().int().positive().default(30_000),
 });
 
+/** Bytes of one answer read at most (the server's, its token endpoint's); past them the exchange is that sink's error. */
+const maxAnswerBytes = z
+  .number()
+  .int()
+  .min(64 * 1024)
+  .max(256 * 1024 * 1024)
+  .default(DEFAULT_MAX_ANSWER_BYTES);
+
 const limsAuth = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('oauth2'), tokenUrl: z.string().url(), clientId: z.string().min(1), clientSecretFile: filePath }),
   z.strictObject({ kind: z.literal('static'), tokenFile: filePath }),
@@ -105,6 +114,7 @@ const limsSink = z.strictObject({
       bodyMs: z.number().int().positive().default(15_000),
     })
     .default({ connectMs: 5_000, headersMs: 15_000, bodyMs: 15_000 }),
+  maxAnswerBytes,
   batchSize: z.number().int().min(1).max(1_000).default(64),
   auth: limsAuth,
 });
@@ -158,6 +168,7 @@ const fhirSink = z.strictObject({
       bodyMs: z.number().int().positive().default(30_000),
     })
     .default({ connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 }),
+  maxAnswerBytes,
   auth: fhirAuth,
 });
 

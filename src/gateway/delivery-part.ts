@@ -44,8 +44,9 @@ export class DeliveryPart implements Part {
     const { deps } = this;
     const config = deps.config();
     const store = deps.store();
-    this.lims = limsTokens(config, deps.clock.now);
-    this.sinks = deps.sinks ?? buildSinks(config, { log: deps.log, now: deps.clock.now, ...(this.lims ? { limsTokens: this.lims.tokens } : {}) });
+    this.lims = limsTokens(config, deps.clock.now, () => deps.metrics.answerOverCap('lims-token'));
+    const overCap = (upstream: string): void => deps.metrics.answerOverCap(upstream);
+    this.sinks = deps.sinks ?? buildSinks(config, { log: deps.log, now: deps.clock.now, overCap, ...(this.lims ? { limsTokens: this.lims.tokens } : {}) });
     const drains = createDrains(this.sinks, {
       config,
       outbox: store.outbox,

@@ -22,7 +22,8 @@ export function qcSinkNames(config: Config): string[] {
 }
 
 /** Builds every enabled sink. */
-export function buildSinks(config: Config, deps: { log: Logger; now: () => number; limsTokens?: TokenProvider }): Sink[] {
+export function buildSinks(config: Config, deps: { log: Logger; now: () => number; limsTokens?: TokenProvider; overCap?: (upstream: string) => void }): Sink[] {
+  const overCap = (upstream: string): { overCap?: () => void } => (deps.overCap ? { overCap: () => deps.overCap!(upstream) } : {});
   const sinks: Sink[] = [];
   const pgConfig = config.sinks.postgres;
   if (pgConfig && pgConfig.enabled) {
@@ -36,10 +37,11 @@ export function buildSinks(config: Config, deps: { log: Logger; now: () => numbe
         log: sinkLogger(deps.log, 'lims'),
         gatewayId: config.gateway.id,
         ...(deps.limsTokens ? { tokens: deps.limsTokens } : {}),
+        ...overCap('lims'),
       }),
     );
   }
   const fhirConfig = config.sinks.fhir;
-  if (fhirConfig && fhirConfig.enabled) sinks.push(createFhirSink(fhirConfig, { now: deps.now, log: sinkLogger(deps.log, 'fhir') }));
+  if (fhirConfig && fhirConfig.enabled) sinks.push(createFhirSink(fhirConfig, { now: deps.now, log: sinkLogger(deps.log, 'fhir'), ...overCap('fhir') }));
   return sinks;
 }

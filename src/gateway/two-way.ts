@@ -23,11 +23,12 @@ import { recordDeliveryMetrics } from './delivery-metrics.js';
 const LOOKUP_CONNECTIONS = 4;
 
 /** The LIMS's bearer token for every LIMS exchange, or undefined without a LIMS. Close `agent` at stop. */
-export function limsTokens(config: Config, now: () => number): { tokens: TokenProvider; agent: Agent } | undefined {
+export function limsTokens(config: Config, now: () => number, overCap?: () => void): { tokens: TokenProvider; agent: Agent } | undefined {
   const lims = config.sinks.lims;
   if (!lims?.enabled) return undefined;
   const agent = new Agent({ connections: 1, connect: { timeout: lims.timeouts.connectMs } });
-  return { agent, tokens: createTokenProvider(lims.auth, { dispatcher: agent, now, timeoutMs: lims.timeouts.headersMs }) };
+  const deps = { dispatcher: agent, now, timeoutMs: lims.timeouts.headersMs, maxAnswerBytes: lims.maxAnswerBytes, ...(overCap ? { overCap } : {}) };
+  return { agent, tokens: createTokenProvider(lims.auth, deps) };
 }
 
 /** True when an enabled ASTM instrument answers queries or downloads orders. */
@@ -52,8 +53,11 @@ export function startTwoWay(
   const lims = config.sinks.lims;
   if (!wantsTwoWay(config) || !lims?.enabled || !deps.tokens) return undefined;
   const { store, clock } = deps;
-  const client: OrdersClient = createOrdersClient(ordersEndpoint(lims, deps.tokens, LOOKUP_CONNECTIONS));
-  const dispatchEndpoint = ordersEndpoint(lims, deps.tokens, 1);
+  const client: OrdersClient = createOrdersClient({
+    ...ordersEndpoint(lims, deps.tokens, LOOKUP_CONNECTIONS),
+    overCap: () => deps.metrics.answerOverCap('lims-orders'),
+  });
+  const dispatchEndpoint = { ...ordersEndpoint(lims, deps.tokens, 1), overCap: () => deps.metrics.answerOverCap('lims-dispatch') };
   const drain = new Drain({
     sink: createDispatchSink(dispatchEndpoint, clock.now),
     outbox: store.orders.dispatches,

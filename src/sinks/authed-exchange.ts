@@ -14,6 +14,10 @@ export interface AuthedDeps {
   origin: string;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
+  /** Bytes of an answer read at most (answer-body.ts). */
+  maxAnswerBytes: number;
+  /** Told of each answer cut at the cap. */
+  overCap?: () => void;
   /** Told about every HTTP answer (the results sink's pacing listens for 429). */
   heard?: (status: number) => void;
 }
@@ -41,6 +45,8 @@ export async function authedExchange(deps: AuthedDeps, signal: AbortSignal, req:
       headers: tok ? { ...req.headers, authorization: `Bearer ${tok.token}` } : req.headers,
       headersTimeoutMs: deps.headersTimeoutMs,
       bodyTimeoutMs: deps.bodyTimeoutMs,
+      maxAnswerBytes: deps.maxAnswerBytes,
+      ...(deps.overCap ? { overCap: deps.overCap } : {}),
       signal,
     });
     if (res.kind === 'answer') deps.heard?.(res.status);

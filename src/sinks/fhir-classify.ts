@@ -4,10 +4,10 @@
 // Observation alike (auth, scopes, an unsupported interaction, a server error) is evidence that the sink is unwell
 // (scope 'sink'; 'unreachable' when no connection could be made), which the delivery engine's breaker weighs.
 import type { RetryScope } from '../delivery/contract.js';
+import type { ExchangeFailure } from './lims-http.js';
 
 /** What came back for one entry or one whole request. */
-export type FhirAnswer =
-  { kind: 'answer'; status: number; issues: readonly string[] } | { kind: 'failure'; failure: 'connect' | 'timeout' | 'lost' | 'aborted' };
+export type FhirAnswer = { kind: 'answer'; status: number; issues: readonly string[] } | { kind: 'failure'; failure: ExchangeFailure };
 
 /** What the sink does with it. */
 export type FhirVerdict = { action: 'retry'; scope: RetryScope; why: string; retryAfter?: boolean } | { action: 'dead'; why: string };
@@ -48,6 +48,7 @@ export const fhirRules: readonly Rule[] = [
   { when: { failure: ['connect'] }, then: { action: 'retry', scope: 'unreachable', why: 'FHIR server unreachable' } },
   // The batch may have been applied: conditional creates and If-Match updates make the resend safe.
   { when: { failure: ['lost'] }, then: { action: 'retry', scope: 'sink', why: 'response lost' } },
+  { when: { failure: ['too-large'] }, then: { action: 'retry', scope: 'sink', why: 'FHIR answer over the size cap (sinks.fhir.maxAnswerBytes)' } },
 ];
 
 /** Classifies by the first matching rule. */

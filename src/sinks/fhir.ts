@@ -5,6 +5,7 @@
 // stands alone. The sink never touches SQLite, never throws for I/O, and needs no FHIR library at run time.
 import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher } from 'undici';
+import { DEFAULT_MAX_ANSWER_BYTES } from './answer-body.js';
 import { decideCreateMode, type CreateMode, type ModeDecision } from './fhir-capability.js';
 import { asOneExchange, classifyFhir } from './fhir-classify.js';
 import { observationContent, toObservation, type ObservationOptions } from './fhir-observation.js';
@@ -32,6 +33,8 @@ export interface FhirSinkOptions extends ObservationOptions {
   auth: TokenAuth | { kind: 'none' };
   /** Keep-alive connections to the server (batches in flight at once). */
   connections: number;
+  /** Bytes of an answer (the server's, its token endpoint's) read at most; DEFAULT_MAX_ANSWER_BYTES when unset. */
+  maxAnswerBytes?: number;
 }
 
 /** What the composition root (or a test) injects. */
@@ -40,6 +43,8 @@ export interface FhirSinkDeps {
   now: () => number;
   log: Log;
   readSecret?: (path: string) => Promise<string>;
+  /** Told of each answer cut at maxAnswerBytes (a counter). */
+  overCap?: () => void;
 }
 
 /** The FHIR sink; `createMode()` says how it creates (null until the CapabilityStatement was read). */
@@ -81,6 +86,8 @@ class FhirDelivery implements FhirSink {
             dispatcher: this.dispatcher,
             now: deps.now,
             timeoutMs: options.timeouts.headersMs,
+            maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
+            ...(deps.overCap ? { overCap: deps.overCap } : {}),
             ...(deps.readSecret ? { readSecret: deps.readSecret } : {}),
           });
     if (options.createMode !== 'auto') this.decided = { ok: true, mode: options.createMode };
@@ -218,6 +225,8 @@ class FhirDelivery implements FhirSink {
         origin: this.base.origin,
         headersTimeoutMs: this.options.timeouts.headersMs,
         bodyTimeoutMs: this.options.timeouts.bodyMs,
+        maxAnswerBytes: this.options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
+        ...(this.deps.overCap ? { overCap: this.deps.overCap } : {}),
       },
       signal,
       { method, path: this.base.pathname.replace(/\/$/, '') + path, headers, ...(body ? { body } : {}) },

@@ -3,9 +3,10 @@
 // (or the way to it) is unwell" is a retry with scope 'sink' (the delivery engine retries the record, and pauses the
 // drain when such failures come in a row), or 'unreachable' when no connection could be made (paused at once).
 import type { RetryScope } from '../delivery/contract.js';
+import type { ExchangeFailure } from './lims-http.js';
 
 /** What came back from one request: an HTTP answer, or no answer at all. */
-export type Exchange = { kind: 'answer'; status: number; problem: string | null } | { kind: 'failure'; failure: 'connect' | 'timeout' | 'lost' | 'aborted' };
+export type Exchange = { kind: 'answer'; status: number; problem: string | null } | { kind: 'failure'; failure: ExchangeFailure };
 
 /** What the sink does next. */
 export type Verdict =
@@ -49,6 +50,11 @@ export const limsRules: readonly Rule[] = [
   { when: { failure: ['connect'] }, then: { action: 'retry', scope: 'unreachable', delay: 'none', why: 'LIMS unreachable' } },
   // The request may have been applied; the idempotency key and the conditional write make the resend safe.
   { when: { failure: ['lost'] }, then: { action: 'retry', scope: 'sink', delay: 'none', why: 'response lost' } },
+  // No answer of the contract is that large: a broken LIMS or proxy, which concerns every record alike.
+  {
+    when: { failure: ['too-large'] },
+    then: { action: 'retry', scope: 'sink', delay: 'none', why: 'LIMS answer over the size cap (sinks.lims.maxAnswerBytes)' },
+  },
 ];
 
 /** Classifies one exchange by the first matching rule of `limsRules`. */

@@ -1,5 +1,8 @@
-// One HTTP exchange with the LIMS over an injected undici Dispatcher; every failure comes back as a value.
+// One HTTP exchange with the LIMS over an injected undici Dispatcher; every failure comes back as a value. Every
+// upstream exchange (LIMS results, orders, dispatches and tokens; the FHIR server) goes through here, so every
+// answer is read through the one capped reader.
 import type { Dispatcher } from 'undici';
+import { readAnswerBody } from './answer-body.js';
 
 /** A request to send; `origin` is scheme://host:port. */
 export interface LimsRequest {
@@ -10,13 +13,20 @@ export interface LimsRequest {
   body?: string;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
+  /** Bytes of the answer read at most; past them the exchange fails with 'too-large'. */
+  maxAnswerBytes: number;
+  /** Told of each answer cut at the cap (a counter). */
+  overCap?: () => void;
   signal: AbortSignal;
 }
+
+/** Why there was no answer: no connection, no answer in time, the connection lost, the caller's abort, an answer over the cap. */
+export type ExchangeFailure = 'connect' | 'timeout' | 'lost' | 'aborted' | 'too-large';
 
 /** The answer, or why there was none. */
 export type LimsResponse =
   | { kind: 'answer'; status: number; headers: Record<string, string | undefined>; body: string }
-  | { kind: 'failure'; failure: 'connect' | 'timeout' | 'lost' | 'aborted'; message: string };
+  | { kind: 'failure'; failure: ExchangeFailure; message: string };
 
 // A failed TLS handshake is a connect failure too: no byte of the request reached the LIMS.
 const connectCodes = new Set([
@@ -48,14 +58,17 @@ export async function exchange(dispatcher: Dispatcher, req: LimsRequest): Promis
       bodyTimeout: req.bodyTimeoutMs,
       signal: req.signal,
     });
-    const body = await res.body.text();
-    return { kind: 'answer', status: res.statusCode, headers: flatten(res.headers), body };
+    const headers = flatten(res.headers);
+    const body = await readAnswerBody(res.body, headers['content-length'], req.maxAnswerBytes);
+    if (body.kind === 'body') return { kind: 'answer', status: res.statusCode, headers, body: body.text };
+    req.overCap?.();
+    return { kind: 'failure', failure: 'too-large', message: `HTTP ${res.statusCode} answer over ${body.maxBytes} bytes: stopped reading` };
   } catch (err) {
     return { kind: 'failure', failure: failureOf(err, req.signal), message: describe(err) };
   }
 }
 
-function failureOf(err: unknown, signal: AbortSignal): 'connect' | 'timeout' | 'lost' | 'aborted' {
+function failureOf(err: unknown, signal: AbortSignal): Exclude<ExchangeFailure, 'too-large'> {
   if (signal.aborted) return 'aborted';
   const code = codeOf(err);
   if (connectCodes.has(code)) return 'connect';

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher } from 'undici';
 import type { Lookup } from '../orders/answer.js';
 import { parseSpecimenOrders, parseWorklist, type Parsed } from '../orders/order.js';
+import { DEFAULT_MAX_ANSWER_BYTES } from './answer-body.js';
 import { authedExchange, type AuthedDeps, type AuthedResponse } from './authed-exchange.js';
 import type { TokenProvider } from './lims-token.js';
 
@@ -16,6 +17,8 @@ export interface LimsOrdersOptions {
   ordersPath: string;
   timeouts: { connectMs: number; headersMs: number; bodyMs: number };
   caFile?: string;
+  /** Bytes of an answer read at most; DEFAULT_MAX_ANSWER_BYTES when unset. */
+  maxAnswerBytes?: number;
 }
 
 /** Lookups an answer or a download is made from. */
@@ -52,6 +55,7 @@ export function ordersEndpoint(options: LimsOrdersOptions, tokens: TokenProvider
     base: `${url.pathname.replace(/\/$/, '')}${options.ordersPath.replace(/\/$/, '')}`,
     headersTimeoutMs: options.timeouts.headersMs,
     bodyTimeoutMs: options.timeouts.bodyMs,
+    maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
     close: async () => {
       await owned?.close();
     },
@@ -92,7 +96,7 @@ export function lookupOf(res: AuthedResponse, read: (body: unknown) => Parsed<Lo
   if (res.kind === 'token-refused') return { kind: 'failed', reason: 'lims-error', detail: 'a fresh token refused' };
   if (res.kind === 'failure') {
     const reason = res.failure === 'timeout' || res.failure === 'aborted' ? 'lims-timeout' : res.failure === 'connect' ? 'lims-unavailable' : 'lims-error';
-    return { kind: 'failed', reason, detail: res.failure };
+    return { kind: 'failed', reason, detail: res.failure === 'too-large' ? 'orders answer over the size cap (sinks.lims.maxAnswerBytes)' : res.failure };
   }
   if (res.status === 404) return { kind: 'specimens', specimens: [] };
   if (res.status !== 200) return { kind: 'failed', reason: res.status === 503 ? 'lims-unavailable' : 'lims-error', detail: `HTTP ${res.status}` };

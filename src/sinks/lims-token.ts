@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Dispatcher } from 'undici';
 import { clientAssertion, signingKey, type AssertionAlgorithm } from './client-assertion.js';
+import { DEFAULT_MAX_ANSWER_BYTES } from './answer-body.js';
 import { exchange } from './lims-http.js';
 
 /** How a sink authenticates, as configured (the LIMS and FHIR sinks alike). */
@@ -50,6 +51,10 @@ export interface TokenDeps {
   now: () => number;
   readSecret?: (path: string) => Promise<string>;
   timeoutMs: number;
+  /** Bytes of the token endpoint's answer read at most; DEFAULT_MAX_ANSWER_BYTES when unset. */
+  maxAnswerBytes?: number;
+  /** Told of each answer cut at maxAnswerBytes (a counter). */
+  overCap?: () => void;
   /** A fresh JWT id per client assertion; defaults to a random UUID. */
   jti?: () => string;
 }
@@ -132,9 +137,14 @@ function clientCredentials(auth: ClientAuth, deps: TokenDeps, known: Set<string>
       body: form.toString(),
       headersTimeoutMs: deps.timeoutMs,
       bodyTimeoutMs: deps.timeoutMs,
+      maxAnswerBytes: deps.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
+      ...(deps.overCap ? { overCap: deps.overCap } : {}),
       signal,
     });
-    if (res.kind === 'failure') return { ok: false, reason: `token endpoint ${res.failure}`, ...(res.failure === 'connect' ? { unreachable: true } : {}) };
+    if (res.kind === 'failure') {
+      const what = res.failure === 'too-large' ? 'answer over the size cap' : res.failure;
+      return { ok: false, reason: `token endpoint ${what}`, ...(res.failure === 'connect' ? { unreachable: true } : {}) };
+    }
     if (res.status !== 200) return { ok: false, reason: `token endpoint answered ${res.status}` };
     return parseTokenResponse(res.body, started, known);
   };

@@ -7,6 +7,7 @@ import { Agent, type Dispatcher } from 'undici';
 import type { ResultPayload } from '../payload.js';
 import { classify, problemOf, retryAfterAt } from './lims-classify.js';
 import { buildEnvelope, ENVELOPE_VERSION, idempotencyKey, limsClinicalContent, sfString } from './lims-envelope.js';
+import { DEFAULT_MAX_ANSWER_BYTES } from './answer-body.js';
 import { authedExchange, type AuthedRequest } from './authed-exchange.js';
 import type { LimsResponse } from './lims-http.js';
 import { createLimiter, type Limiter } from './lims-limiter.js';
@@ -31,6 +32,8 @@ export interface LimsSinkOptions {
   auth: LimsAuth;
   /** Wait after a 409 "idempotency key in processing" before the row is tried again. */
   processingRetryMs?: number;
+  /** Bytes of an answer (the LIMS's, its token endpoint's) read at most; DEFAULT_MAX_ANSWER_BYTES when unset. */
+  maxAnswerBytes?: number;
 }
 
 /** What the composition root (or a test) injects. */
@@ -44,6 +47,8 @@ export interface LimsSinkDeps {
   readSecret?: (path: string) => Promise<string>;
   /** The token provider shared with the orders client (one token for results, orders and dispatches). */
   tokens?: TokenProvider;
+  /** Told of each answer cut at maxAnswerBytes (a counter). */
+  overCap?: () => void;
 }
 
 /** Builds the LIMS sink. */
@@ -56,6 +61,8 @@ export function createLimsSink(options: LimsSinkOptions, deps: LimsSinkDeps): Si
       dispatcher,
       now: deps.now,
       timeoutMs: options.timeouts.headersMs,
+      maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
+      ...(deps.overCap ? { overCap: deps.overCap } : {}),
       ...(deps.readSecret ? { readSecret: deps.readSecret } : {}),
     });
   const limiter = createLimiter(options.concurrency);
@@ -157,6 +164,8 @@ async function authed(ctx: Ctx, signal: AbortSignal, req: AuthedRequest): Promis
     origin: ctx.origin,
     headersTimeoutMs: ctx.options.timeouts.headersMs,
     bodyTimeoutMs: ctx.options.timeouts.bodyMs,
+    maxAnswerBytes: ctx.options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
+    ...(ctx.deps.overCap ? { overCap: ctx.deps.overCap } : {}),
     heard: (status: number) => ctx.limiter.heard(status === 429),
   };
   let res = await authedExchange(deps, signal, req);
