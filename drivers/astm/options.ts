@@ -55,6 +55,14 @@ export const ordersOptionsSchema = z.strictObject({
   download: z.boolean().default(false),
   /** The analyzer's deadline for an answer, counted from the end of its query (its host query timeout setting). */
   queryTimeoutMs: z.number().int().min(1_000).max(300_000).default(10_000),
+  /**
+   * Specimens one query message may name (Q.3 repeats across its Q records; a range or `ALL` counts one, being a
+   * worklist request): a rack or a carousel segment fits, a Q naming thousands does not become thousands of LIMS
+   * lookups. Those past it are refused: not looked up, not answered, counted (`specimens-over-limit`) and logged.
+   */
+  maxSpecimensPerQuery: z.number().int().min(1).max(10_000).default(100),
+  /** LIMS lookups of one query message in flight at once (the orders client keeps 4 connections). */
+  lookupsInFlight: z.number().int().min(1).max(32).default(4),
   /** How often download mode asks the LIMS for the pending worklist. */
   pollIntervalMs: z.number().int().min(1_000).max(3_600_000).default(30_000),
   /** The Q.3 component that holds the specimen id (LIS2-A2 11.1.3: patient ID ^ specimen ID, so 2). */

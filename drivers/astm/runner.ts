@@ -168,6 +168,8 @@ function twoWayOf(ctx: DriverContext, options: AstmOptions, feed: (input: LineIn
       return ctx.profile.mapping;
     },
     queryTimeoutMs: options.orders.queryTimeoutMs,
+    maxSpecimens: options.orders.maxSpecimensPerQuery,
+    lookupsInFlight: options.orders.lookupsInFlight,
     clock: ctx.clock,
     log: ctx.log,
     ...ctx.orders,

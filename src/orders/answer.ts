@@ -58,10 +58,40 @@ function compareDigits(a: string, b: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/** The accessions to look up one by one; ranges and ALL are answered from the pending worklist instead. */
-export function lookupPlan(query: OrderQuery): { accessions: string[]; worklist: boolean } {
-  const accessions = [...new Set(query.specimens.flatMap((s) => (s.kind === 'id' ? [s.accession] : [])))];
-  return { accessions, worklist: query.specimens.some((s) => s.kind !== 'id') };
+/**
+ * The lookups one query message needs: each named accession once, one by one, and the pending worklist once when any
+ * of its queries asks for a range or ALL (a worklist request, not one lookup per specimen). Queries that do not ask
+ * for orders look nothing up.
+ */
+export function lookupPlan(queries: readonly OrderQuery[]): { accessions: string[]; worklist: boolean } {
+  const asking = queries.filter((q) => q.request === 'orders');
+  const accessions = new Set(asking.flatMap((q) => q.specimens.flatMap((s) => (s.kind === 'id' ? [s.accession] : []))));
+  return { accessions: [...accessions], worklist: asking.some((q) => q.specimens.some((s) => s.kind !== 'id')) };
+}
+
+/**
+ * The queries of one message keeping at most `max` specimen selectors among them (an id named twice counts once; a
+ * range or ALL counts one), in the order sent; `refused` is how many more the analyzer named. One analyzer's query
+ * must not become thousands of LIMS lookups, nor an answer carrying every specimen it cared to name.
+ */
+export function boundQueries(queries: readonly OrderQuery[], max: number): { queries: OrderQuery[]; refused: number } {
+  const kept = new Set<string>();
+  let refused = 0;
+  const bounded = queries.map((q) => {
+    const specimens = q.specimens.filter((s) => {
+      const key = s.kind === 'id' ? `id ${s.accession}` : s.kind === 'range' ? `range ${s.from} ${s.to}` : 'all';
+      if (kept.has(key)) return true;
+      if (kept.size >= max) {
+        refused += 1;
+        return false;
+      }
+      kept.add(key);
+      return true;
+    });
+    return specimens.length === q.specimens.length ? q : { ...q, specimens };
+  });
+  // A query whose every specimen was refused asks nothing any more; one that named none is answered as before.
+  return { queries: bounded.filter((q, i) => q.specimens.length > 0 || queries[i]!.specimens.length === 0), refused };
 }
 
 /**
@@ -72,11 +102,14 @@ export function decideAnswer(query: OrderQuery, lookups: readonly Lookup[], mapp
   const named = query.specimens.flatMap((s) => (s.kind === 'id' ? [s.accession] : []));
   if (query.request !== 'orders') return { kind: 'no-information', reason: 'unsupported-request', without: named };
   const found = new Map<string, InstrumentSpecimen>();
+  const ids = new Set(named);
+  const ranges = query.specimens.filter((s) => s.kind !== 'id');
   let unexpressible = false;
   for (const lookup of lookups) {
     if (lookup.kind !== 'specimens') continue;
     for (const specimen of lookup.specimens) {
-      if (found.has(specimen.accession) || !query.specimens.some((s) => selects(s, specimen.accession))) continue;
+      const asked = ids.has(specimen.accession) || ranges.some((s) => selects(s, specimen.accession));
+      if (found.has(specimen.accession) || !asked) continue;
       const mine = ordersFor(specimen, mapping, query.tests);
       if (mine.orders.length > 0) found.set(specimen.accession, mine);
       else if (specimen.orders.length > 0) unexpressible = true;

@@ -5,14 +5,11 @@
 import type { AnalyteMapping } from '../config/mapping.js';
 import type { Clock } from '../clock.js';
 import type { Log } from '../log.js';
-import { decideAnswer, dispatchedOrders, lookupPlan, ordersFor, type Lookup, type OrderAnswer } from './answer.js';
+import { boundQueries, decideAnswer, dispatchedOrders, lookupPlan, ordersFor, type Lookup, type OrderAnswer } from './answer.js';
+import { lookUp, type LookedUp, type OrdersSource } from './lookups.js';
 import type { InstrumentSpecimen, OrderQuery, SpecimenOrders } from './order.js';
 
-/** Where the orders come from (the LIMS orders client). Never throws for I/O. */
-export interface OrdersSource {
-  specimen(accession: string, instrumentId: string, signal: AbortSignal): Promise<Lookup>;
-  worklist(instrumentId: string, signal: AbortSignal): Promise<Lookup>;
-}
+export type { OrdersSource } from './lookups.js';
 
 /** What the analyzer has been sent, and the day figures (the store's OrderStore). */
 export interface OrdersLedger {
@@ -39,6 +36,10 @@ export interface DeskDeps {
   instrumentId: string;
   mapping: readonly AnalyteMapping[];
   queryTimeoutMs: number;
+  /** Specimens one query message may name (ids, ranges, ALL); the rest are refused, counted and logged. */
+  maxSpecimens: number;
+  /** LIMS lookups of one query message in flight at once. */
+  lookupsInFlight: number;
   clock: Clock;
   log: Log;
   source: OrdersSource;
@@ -71,30 +72,37 @@ export class OrderDesk {
 
   constructor(private readonly deps: DeskDeps) {}
 
-  /** Decides the answer to one query message (its Q records) received at `receivedAt`; null for a cancel. */
-  async ask(queries: readonly OrderQuery[], receivedAt: number): Promise<Ticket | null> {
+  /**
+   * Decides the answer to one query message (its Q records) received at `receivedAt`; null for a cancel. The work is
+   * linear in what the message names, and bounded: at most `maxSpecimens` are looked up, `lookupsInFlight` at a time.
+   */
+  async ask(sent: readonly OrderQuery[], receivedAt: number): Promise<Ticket | null> {
     const { deps } = this;
-    if (queries.every((q) => q.request === 'cancel')) return null;
+    if (sent.every((q) => q.request === 'cancel')) return null;
     this.count(receivedAt, 'queries');
+    const { queries, refused } = boundQueries(sent, deps.maxSpecimens);
+    if (refused > 0) {
+      this.count(receivedAt, 'specimens-over-limit');
+      deps.log.warn(
+        { refused, maxSpecimens: deps.maxSpecimens },
+        'host query names more specimens than one query may; the rest are not looked up nor answered',
+      );
+    }
     const reserve = answerReserveMs(deps.queryTimeoutMs);
     const budget = Math.max(0, receivedAt + deps.queryTimeoutMs - reserve - deps.clock.now());
     const started = deps.clock.now();
     const controller = new AbortController();
     const timer = deps.clock.setTimeout(() => controller.abort(), budget);
-    const looked = await Promise.all(queries.map((q) => this.lookups(q, controller.signal)));
+    const looked = await lookUp(lookupPlan(queries), deps.source, deps.instrumentId, deps.lookupsInFlight, controller.signal);
     deps.clock.clearTimeout(timer);
-    const specimens = new Map(
-      looked
-        .flat()
-        .flatMap((l) => (l.kind === 'specimens' ? l.specimens : []))
-        .map((s) => [s.accession, s]),
-    );
-    const answers = queries.map((q, i) => decideAnswer(q, looked[i]!, deps.mapping));
-    const answer = combine(answers);
-    const failure = looked.flat().find((l) => l.kind === 'failed');
+    const all = [...looked.byAccession.values(), ...(looked.worklist ? [looked.worklist] : [])];
+    const specimens = new Map(all.flatMap((l) => (l.kind === 'specimens' ? l.specimens : [])).map((s) => [s.accession, s]));
+    const answer = combine(queries.map((q) => decideAnswer(q, lookupsOf(q, looked), deps.mapping)));
+    const failure = all.find((l) => l.kind === 'failed');
     deps.log.info(
       {
         queries: queries.length,
+        lookups: all.length,
         ms: deps.clock.now() - started,
         answer: answer.kind,
         ...(answer.kind === 'no-information' ? { reason: answer.reason } : { specimens: answer.specimens.length }),
@@ -148,15 +156,6 @@ export class OrderDesk {
     deps.log.warn({ purpose: ticket.purpose, answer: ticket.answer.kind, reason }, 'orders message not delivered');
   }
 
-  private async lookups(query: OrderQuery, signal: AbortSignal): Promise<Lookup[]> {
-    if (query.request !== 'orders') return [];
-    const plan = lookupPlan(query);
-    const { instrumentId, source } = this.deps;
-    const calls = [...plan.accessions.map((a) => source.specimen(a, instrumentId, signal)), ...(plan.worklist ? [source.worklist(instrumentId, signal)] : [])];
-    // A source that throws has a bug: the analyzer is still answered, "no information".
-    return Promise.all(calls.map((c) => c.catch((): Lookup => ({ kind: 'failed', reason: 'lims-error', detail: 'orders client error' }))));
-  }
-
   /** Counts a figure now (a refusal the driver decided, e.g. `specimens-left-out`). */
   countFigure(figure: string): void {
     this.count(this.deps.clock.now(), figure);
@@ -180,6 +179,13 @@ export class OrderDesk {
 /** The day figure an answer counts under. */
 export function figureOf(answer: OrderAnswer): string {
   return answer.kind === 'orders' ? 'answered-orders' : `no-information:${answer.reason}`;
+}
+
+/** What one query's answer is decided from: the lookups of the ids it names, and the worklist if it named a range or ALL. */
+function lookupsOf(query: OrderQuery, looked: LookedUp): Lookup[] {
+  if (query.request !== 'orders') return [];
+  const own = query.specimens.flatMap((s) => (s.kind === 'id' ? [looked.byAccession.get(s.accession)!] : []));
+  return looked.worklist !== null && query.specimens.some((s) => s.kind !== 'id') ? [...own, looked.worklist] : own;
 }
 
 /** One answer from the answers to a message's Q records: every specimen with orders, once; else the first reason. */

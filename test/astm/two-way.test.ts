@@ -138,6 +138,16 @@ describe('ASTM two-way runner', () => {
     expect(events).toContainEqual({ kind: 'substituted', characters: 12 });
   });
 
+  it('a Q record naming 5,000 specimens: answered in time from the first 100, the rest refused and counted', async () => {
+    const { events, querying } = setup({ query: true, queryTimeoutMs: 3_000, maxSpecimensPerQuery: 100 });
+    const before = server.stats().orderLookups;
+    const named = ['S1', ...Array.from({ length: 4_999 }, (_, i) => `X${i}`)];
+    const outcome = await querying.query(named, 3_000);
+    expect(outcome.kind === 'answered' && [...outcome.orders]).toEqual([['S1', ['GLU', 'K']]]);
+    expect(server.stats().orderLookups - before).toBe(100);
+    expect(figures(events)).toEqual(['queries', 'specimens-over-limit', 'answered-orders']);
+  });
+
   it('query mode off: the Q record is rejected with its reason and nothing is answered', async () => {
     const { store, receiver, querying } = setup({ query: false });
     expect(await querying.query(['S1'], 500)).toEqual({ kind: 'missed' });

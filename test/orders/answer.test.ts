@@ -1,6 +1,6 @@
 // What an analyzer is answered: reverse mapping, named tests, ranges, and "no information" with its reason.
 import { describe, expect, it } from 'vitest';
-import { analyzerCodeFor, decideAnswer, dispatchedOrders, lookupPlan, ordersFor, selects, type Lookup } from '../../src/orders/answer.js';
+import { analyzerCodeFor, boundQueries, decideAnswer, dispatchedOrders, lookupPlan, ordersFor, selects, type Lookup } from '../../src/orders/answer.js';
 import { parseSpecimenOrders, parseWorklist, type OrderQuery, type SpecimenOrders } from '../../src/orders/order.js';
 
 const mapping = [
@@ -49,18 +49,15 @@ describe('orders for one instrument', () => {
     expect(selects(selector, accession)).toBe(expected);
   });
 
-  it('ids are looked up one by one, ranges and ALL from the worklist', () => {
-    expect(
-      lookupPlan(
-        query({
-          specimens: [
-            { kind: 'id', accession: 'S1' },
-            { kind: 'id', accession: 'S1' },
-          ],
-        }),
-      ),
-    ).toEqual({ accessions: ['S1'], worklist: false });
-    expect(lookupPlan(query({ specimens: [{ kind: 'all' }] }))).toEqual({ accessions: [], worklist: true });
+  it('ids are looked up one by one, once per message; ranges and ALL from the worklist, once; a query not for orders looks up nothing', () => {
+    const ids = (...accessions: string[]) => query({ specimens: accessions.map((accession) => ({ kind: 'id' as const, accession })) });
+    expect(lookupPlan([ids('S1', 'S2'), ids('S2', 'S3')])).toEqual({ accessions: ['S1', 'S2', 'S3'], worklist: false });
+    expect(lookupPlan([query({ specimens: [{ kind: 'all' }] }), query({ specimens: [{ kind: 'range', from: '1', to: '9' }] })])).toEqual({
+      accessions: [],
+      worklist: true,
+    });
+    expect(lookupPlan([{ ...ids('S1'), request: 'unsupported' }])).toEqual({ accessions: [], worklist: false });
+    expect(lookupPlan([query({ specimens: [{ kind: 'all' }] })])).toEqual({ accessions: [], worklist: true });
   });
 });
 
@@ -130,5 +127,34 @@ describe("the LIMS's JSON", () => {
     expect(!r.ok && r.reason).not.toMatch(/Doe/);
     expect(parseWorklist({ specimens: [{ accession: 'S1' }] })).toEqual({ ok: true, value: [{ accession: 'S1', orders: [], patient: null }] });
     expect(parseWorklist('nope').ok).toBe(false);
+  });
+});
+
+describe('how much one query may ask', () => {
+  const ids = (...accessions: string[]) => query({ specimens: accessions.map((accession) => ({ kind: 'id' as const, accession })) });
+
+  it('keeps the first specimens named up to the bound, over all Q records of the message, each id once; the rest are refused', () => {
+    const { queries, refused } = boundQueries([ids('S1', 'S2', 'S1'), ids('S2', 'S3', 'S4'), ids('S5')], 3);
+    expect(queries.map((q) => q.specimens.map((s) => (s.kind === 'id' ? s.accession : s.kind)))).toEqual([
+      ['S1', 'S2', 'S1'],
+      ['S2', 'S3'],
+    ]);
+    expect(refused).toBe(2);
+  });
+
+  it('a range or ALL counts one (a worklist request); a query that named nothing stays as it was', () => {
+    const range = query({ specimens: [{ kind: 'range', from: '1', to: '99999' }] });
+    const none = query({ specimens: [] });
+    expect(boundQueries([range, none, ids('S1')], 2)).toEqual({ queries: [range, none, ids('S1')], refused: 0 });
+    expect(boundQueries([range, ids('S1', 'S2')], 2)).toEqual({ queries: [range, ids('S1')], refused: 1 });
+  });
+
+  it('30,000 named specimens are bounded; the answer is decided from what was looked up', () => {
+    const many = ids(...Array.from({ length: 30_000 }, (_, i) => `S${i}`));
+    const { queries, refused } = boundQueries([many], 10_000);
+    expect(refused).toBe(20_000);
+    const lookup = found(...Array.from({ length: 10_000 }, (_, i) => specimen(`S${i}`, '2345-7')));
+    const answer = decideAnswer(queries[0]!, [lookup], mapping);
+    expect(answer.kind === 'orders' && answer.specimens.length).toBe(10_000);
   });
 });

@@ -16,6 +16,8 @@ describe('two-way configuration', () => {
       query: false,
       download: false,
       queryTimeoutMs: 10_000,
+      maxSpecimensPerQuery: 100,
+      lookupsInFlight: 4,
       pollIntervalMs: 30_000,
       specimenComponent: 2,
       actionCode: 'N',

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { silentLog } from '../../src/log.js';
 import { createLimsServer, type LimsServer, type TestSpecimen } from '../../src/lims-server/server.js';
-import { answerReserveMs, OrderDesk } from '../../src/orders/desk.js';
+import { answerReserveMs, OrderDesk, type OrdersSource } from '../../src/orders/desk.js';
 import type { OrderQuery } from '../../src/orders/order.js';
 import { createOrdersClient, ordersEndpoint, type OrdersClient } from '../../src/sinks/lims-orders.js';
 import { createTokenProvider } from '../../src/sinks/lims-token.js';
@@ -64,8 +64,28 @@ afterAll(async () => {
   await server.stop();
 });
 
+const bounds = { maxSpecimens: 100, lookupsInFlight: 4 };
+
 function desk(store: Store, clock: Clock = systemClock, queryTimeoutMs = 10_000): OrderDesk {
-  return new OrderDesk({ instrumentId: 'chem-1', mapping, queryTimeoutMs, clock, log: silent, source: client, ledger: store.orders });
+  return new OrderDesk({ instrumentId: 'chem-1', mapping, queryTimeoutMs, ...bounds, clock, log: silent, source: client, ledger: store.orders });
+}
+
+/** The real orders client, counting the lookups it is asked for and how many of them were in flight at once. */
+function counting(source: OrdersClient) {
+  const seen = { lookups: 0, inFlight: 0, maxInFlight: 0 };
+  const wrapped: OrdersSource = {
+    specimen: async (accession, instrumentId, signal) => {
+      seen.lookups += 1;
+      seen.maxInFlight = Math.max(seen.maxInFlight, ++seen.inFlight);
+      try {
+        return await source.specimen(accession, instrumentId, signal);
+      } finally {
+        seen.inFlight -= 1;
+      }
+    },
+    worklist: (instrumentId, signal) => source.worklist(instrumentId, signal),
+  };
+  return { seen, source: wrapped };
 }
 
 describe('the order desk', () => {
@@ -95,6 +115,7 @@ describe('the order desk', () => {
       instrumentId: 'chem-1',
       mapping,
       queryTimeoutMs: 10_000,
+      ...bounds,
       clock,
       log: silent,
       source: client,
@@ -128,6 +149,61 @@ describe('the order desk', () => {
     expect(ticket.answer).toEqual({ kind: 'no-information', reason: 'lims-timeout', without: ['SLOW'] });
     // The answer must begin before the analyzer's deadline, with time left to send it.
     expect(ticket.startBy).toBeLessThan(clock.now() + answerReserveMs(4_000));
+  });
+
+  it('a query naming 30,000 specimens: the first 100 are looked up, 3 at a time; the rest are refused, counted and logged without ids', async () => {
+    server.loadOrders(Array.from({ length: 150 }, (_, i) => ({ accession: `M${i}`, orders: [{ ...order(`m${i}`, '2823-3'), instruments: ['bulk'] }] })));
+    const store = scratch().open();
+    const { seen, source } = counting(client);
+    const logs: string[] = [];
+    const log = { ...silent, warn: (obj: object, msg?: string) => logs.push(`${msg} ${JSON.stringify(obj)}`) };
+    const d = new OrderDesk({
+      instrumentId: 'chem-1',
+      mapping,
+      queryTimeoutMs: 10_000,
+      maxSpecimens: 100,
+      lookupsInFlight: 3,
+      clock: systemClock,
+      log,
+      source,
+      ledger: store.orders,
+    });
+    const named = Array.from({ length: 30_000 }, (_, i) => `M${i}`);
+    const ticket = (await d.ask([q(...named)], Date.now()))!;
+    expect(seen).toMatchObject({ lookups: 100, inFlight: 0 });
+    expect(seen.maxInFlight).toBeLessThanOrEqual(3);
+    expect(ticket.answer.kind === 'orders' && ticket.answer.specimens.map((s) => s.accession)).toEqual(named.slice(0, 100));
+    expect(ticket.orders).toHaveLength(100);
+    expect(store.orders.figures(localDay(Date.now()))[0]?.figures).toMatchObject({ queries: 1, 'specimens-over-limit': 1 });
+    expect(logs).toEqual([expect.stringContaining('{"refused":29900,"maxSpecimens":100}')]);
+    expect(logs.join()).not.toMatch(/M\d/);
+  });
+
+  it('lookups not begun when the LIMS budget runs out are not made: the answer comes from those that were, in time', async () => {
+    server.loadOrders(Array.from({ length: 100 }, (_, i) => ({ accession: `L${i}`, orders: [{ ...order(`l${i}`, '2823-3'), instruments: ['bulk'] }] })));
+    server.configure({ latencyMs: 150 });
+    try {
+      const { seen, source } = counting(client);
+      const d = new OrderDesk({
+        instrumentId: 'chem-1',
+        mapping,
+        queryTimeoutMs: 2_000,
+        ...bounds,
+        clock: systemClock,
+        log: silent,
+        source,
+        ledger: scratch().open().orders,
+      });
+      const started = Date.now();
+      const ticket = (await d.ask([q(...Array.from({ length: 100 }, (_, i) => `L${i}`))], started))!;
+      // 100 lookups of 150 ms, 4 at a time, take 3.75 s; the budget is 2 s minus the 1 s reserve.
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(seen.lookups).toBeLessThan(100);
+      expect(ticket.answer.kind).toBe('orders');
+      expect(ticket.startBy - started).toBeLessThan(2_000);
+    } finally {
+      server.configure({ latencyMs: 0 });
+    }
   });
 
   it('a LIMS answering 503 or down: "no information" saying why; a cancel gets no answer', async () => {
