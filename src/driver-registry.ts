@@ -5,6 +5,7 @@ import { decodeAstmCapture } from '../drivers/astm/decode.js';
 import { astmOptionsSchema } from '../drivers/astm/options.js';
 import { createAstmRunner, type AstmMessageDecoder } from '../drivers/astm/runner.js';
 import { decodeHl7Capture } from '../drivers/hl7/decode.js';
+import { decodeHl7Message } from '../drivers/hl7/message.js';
 import { hl7OptionsSchema } from '../drivers/hl7/options.js';
 import { createHl7Runner, type Hl7MessageDecoder } from '../drivers/hl7/runner.js';
 import { decodeLineCapture } from '../drivers/line/decode.js';
@@ -19,6 +20,8 @@ import type { DecodedMessage, Protocol } from './message.js';
 export interface Driver {
   protocol: Protocol;
   decodeCapture(raw: Buffer, profile: InstrumentProfile): DecodedMessage[];
+  /** Decodes what the journal holds of one message (reprocessing): the capture's bytes, or an HL7 block's payload. */
+  decodeJournaled(raw: Buffer, profile: InstrumentProfile): DecodedMessage[];
   createRunner(ctx: DriverContext): DriverRunner;
 }
 
@@ -41,18 +44,21 @@ export function bindDriver(protocol: Protocol, rawOptions: unknown, decoders: Me
       return bind(astmOptionsSchema, rawOptions, (o) => ({
         protocol,
         decodeCapture: (raw, profile) => decodeAstmCapture(raw, profile, o),
+        decodeJournaled: (raw, profile) => decodeAstmCapture(raw, profile, o),
         createRunner: (ctx) => createAstmRunner(ctx, o, decoders.astm),
       }));
     case 'hl7':
       return bind(hl7OptionsSchema, rawOptions, (o) => ({
         protocol,
         decodeCapture: (raw, profile) => decodeHl7Capture(raw, profile, o),
+        decodeJournaled: (raw, profile) => [decodeHl7Message(raw, profile, o).decoded],
         createRunner: (ctx) => createHl7Runner(ctx, o, decoders.hl7),
       }));
     case 'line':
       return bind(lineOptionsSchema, rawOptions, (o) => ({
         protocol,
         decodeCapture: (raw, profile) => decodeLineCapture(raw, profile, o),
+        decodeJournaled: (raw, profile) => decodeLineCapture(raw, profile, o),
         createRunner: (ctx) => createLineRunner(ctx, o, decoders.line),
       }));
   }

@@ -17,6 +17,7 @@ const hl7 = (type: string) => (value: string) =>
   decodeHl7Capture(
     Buffer.from(`MSH|^~\\&|A|B|||20260701100000||ORU^R01|1|P|2.5\rOBR|1||A1|P|||20260701100000\rOBX|1|${type}|GLU||${value}||||||F\r`, 'latin1'),
     profile,
+    { framing: 'none' },
   )[0]!;
 const lineLayout = lineOptions({
   start: '^ID (?<accession>\\S+) (?<year>\\d{4})(?<month>\\d\\d)(?<day>\\d\\d)(?<hour>\\d\\d)(?<minute>\\d\\d)',

@@ -11,16 +11,21 @@ const ofResult = { ids: resultRecords, why: "a result's values are read from its
 /** A field location (`O.3`, `O.3.2`, `R.5`; src/field-location.ts) of a result's records. */
 const location = fieldLocationSchema(astmGrammar, ofResult);
 
+const olderAccessionSchema = z.strictObject({ field: z.string(), component: z.number().int().min(1).max(999).default(1) });
+
 /**
  * Where the accession (specimen id) is read from; LIS2-A2 9.4.3: O.3 specimen id. Written as a location (`O.3.2`), or
  * as `{field, component}` as configurations did before locations were general (Roche c311: `counter^SID^...`).
  */
 export const accessionSourceSchema = z
-  .union([
-    z.strictObject({ field: z.string(), component: z.number().int().min(1).max(999).default(1) }).transform((o) => `${o.field}.${o.component}`),
-    z.string(),
-    z.custom<FieldLocation>(isFieldLocation),
-  ])
+  .union([z.string(), z.custom<FieldLocation>(isFieldLocation), z.record(z.string(), z.unknown())])
+  .transform((value, ctx) => {
+    if (typeof value === 'string' || isFieldLocation(value)) return value;
+    const older = olderAccessionSchema.safeParse(value);
+    if (older.success) return `${older.data.field}.${older.data.component}`;
+    for (const issue of older.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
+    return z.NEVER;
+  })
   .pipe(fieldLocationSchema(astmGrammar, { ids: ['O', 'P'], why: 'the accession comes from an O or P record' }));
 
 /** A laboratory rule that marks results QC, beside the standard's O.12 = Q and H.12 = Q. */

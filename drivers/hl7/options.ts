@@ -39,6 +39,13 @@ export const hl7OptionsSchema = z.strictObject({
   skipCodes: z.array(z.string().trim().min(1)).default([]),
   /** Marks a message's results as QC when the field holds one of the values (e.g. Mindray MSH-16 = 2). */
   qc: z.strictObject({ field: location, equals: z.array(z.string()).min(1) }).optional(),
+  /**
+   * `mllp`: each message in a `<VT> … <FS><CR>` block (the MLLP transport). `none`: bare segments, a message starting
+   * at each MSH and ending at the next one or after `idleMs` of silence (some serial analyzers; saved captures).
+   */
+  framing: z.enum(['mllp', 'none']).default('mllp'),
+  /** Silence that ends a bare message (`framing: none`). */
+  idleMs: z.number().int().min(50).max(60_000).default(500),
   /** Character set of the payload: `auto` takes UTF-8 when the bytes are valid UTF-8, else Latin-1. */
   charset: z.enum(['auto', 'utf8', 'latin1']).default('auto'),
   /** Largest message accepted, in bytes; a bigger one is refused (AR) without being buffered. */

@@ -6,13 +6,13 @@ import { defaultDelimiters, type Delimiters } from './delimiters.js';
 import { encodeMessage, type SegmentValue } from './encode.js';
 import { readHeader, type MessageHeader } from './header.js';
 import type { Hl7Decoding } from './message.js';
-import { CR, FS, VT } from './mllp.js';
+import { frameFor, type Framing } from './framing.js';
 import type { Hl7Options } from './options.js';
 import { parseMessage } from './parse.js';
 
 /** Wraps one encoded payload in an MLLP block. */
 export function mllpFrame(payload: Buffer): Buffer {
-  return Buffer.concat([Buffer.from([VT]), payload, Buffer.from([FS, CR])]);
+  return frameFor('mllp', payload);
 }
 
 /** Framed messages to write, the characters replaced on the way, and the messages refused (their reasons). */
@@ -23,13 +23,13 @@ export interface Replies {
 }
 
 /** Encodes and frames messages for an instrument (encode.ts); what cannot be written is refused, not sent. */
-export function framed(messages: readonly (readonly SegmentValue[])[], d: Delimiters, charset: Charset): Replies {
+export function framed(messages: readonly (readonly SegmentValue[])[], d: Delimiters, charset: Charset, framing: Framing = 'mllp'): Replies {
   const out: Replies = { frames: [], substituted: 0, refused: [] };
   for (const segments of messages) {
     const encoded = encodeMessage(segments, d, charset);
     if (encoded.kind === 'refused') out.refused.push(encoded.reason);
     else {
-      out.frames.push(mllpFrame(encoded.payload));
+      out.frames.push(frameFor(framing, encoded.payload));
       out.substituted += encoded.substituted;
     }
   }
@@ -70,5 +70,5 @@ function replies(header: MessageHeader, d: Delimiters, outcome: AckOutcome, now:
   const acks = acknowledgmentCodes(header, outcome, options.partialRejectionAck).map((code) =>
     ackSegments(header, code, reasons, now, options.sendingApplication),
   );
-  return framed(acks, d, charset);
+  return framed(acks, d, charset, options.framing);
 }

@@ -1,11 +1,11 @@
-// The thin HL7 runner: MLLP bytes in, commit through the commit path, acknowledgments out. It knows no protocol
-// rule; mllp.ts, message.ts and ack.ts do. Never logs PID fields: only control ids and counts.
+// The thin HL7 runner: framed bytes in (MLLP, or bare segments ended by silence), commit through the commit path,
+// acknowledgments out. It knows no protocol rule; framing.ts, message.ts and ack.ts do. Never logs PID fields: only control ids and counts.
 import { CommitPath } from '../../src/commit-path.js';
 import type { DriverContext, DriverRunner } from '../../src/runner-contract.js';
 import type { AckOutcome } from './ack.js';
 import { decodeHl7Message, undecodedMessage, type Hl7Decoding } from './message.js';
 import { startsLikeMessage } from './message-start.js';
-import { initialMllpState, mllpStep, type MllpEffect, type MllpState } from './mllp.js';
+import { awaitsSilence, framingFlush, framingStep, initialFramingState, type FramingEffect, type FramingState } from './framing.js';
 import { hl7Options, type Hl7Options, type Hl7OptionsInput } from './options.js';
 import { refusalFor, repliesFor, type Replies } from './reply.js';
 
@@ -21,7 +21,8 @@ const junkLabel = { event: 'not an HL7 message', one: 'hl7 block', many: 'blocks
 
 class Hl7Runner implements DriverRunner {
   readonly protocol = 'hl7';
-  private state: MllpState = initialMllpState;
+  private state: FramingState;
+  private silence: unknown;
   private running = false;
   private readonly path: CommitPath;
   /** Messages waiting for the outcome of the one before: each is answered in the order it arrived. */
@@ -35,6 +36,7 @@ class Hl7Runner implements DriverRunner {
     private readonly decode: Hl7MessageDecoder,
   ) {
     this.path = new CommitPath(ctx, 'hl7');
+    this.state = initialFramingState(options.framing);
   }
 
   start(): void {
@@ -44,6 +46,7 @@ class Hl7Runner implements DriverRunner {
 
   async stop(): Promise<void> {
     this.running = false;
+    if (this.silence !== undefined) this.ctx.clock.clearTimeout(this.silence);
     await this.path.settled();
     await this.writes;
   }
@@ -51,12 +54,21 @@ class Hl7Runner implements DriverRunner {
   private onData(data: Buffer): void {
     if (!this.running) return;
     this.ctx.onEvent({ kind: 'bytes', count: data.length });
-    const step = mllpStep(this.state, data, this.options.maxMessageBytes);
-    this.state = step.state;
-    for (const e of step.effects) this.onEffect(e);
+    this.apply(framingStep(this.state, data, this.options.maxMessageBytes));
   }
 
-  private onEffect(e: MllpEffect): void {
+  // A bare message ends when the next one starts or the line falls silent for idleMs.
+  private apply(step: { state: FramingState; effects: FramingEffect[] }): void {
+    this.state = step.state;
+    for (const e of step.effects) this.onEffect(e);
+    if (this.silence !== undefined) this.ctx.clock.clearTimeout(this.silence);
+    this.silence = undefined;
+    if (this.running && awaitsSilence(this.state)) {
+      this.silence = this.ctx.clock.setTimeout(() => ((this.silence = undefined), this.apply(framingFlush(this.state))), this.options.idleMs);
+    }
+  }
+
+  private onEffect(e: FramingEffect): void {
     if (e.kind === 'message') {
       this.queue.push(e.raw);
       this.next();

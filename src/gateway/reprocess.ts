@@ -16,7 +16,7 @@ export function reprocessCapture(store: Store, instruments: ReadonlyMap<string, 
   if (instrument.driver.protocol !== capture.protocol) {
     throw new LabgateError('USAGE', `capture ${id} is ${capture.protocol} but instrument '${capture.instrumentId}' now uses ${instrument.driver.protocol}`);
   }
-  const decoded = instrument.driver.decodeCapture(raw, instrument.profile);
+  const decoded = instrument.driver.decodeJournaled(raw, instrument.profile);
   const merged: DecodedMessage = {
     results: decoded.flatMap((m) => m.results),
     rejections: decoded.flatMap((m) => m.rejections),

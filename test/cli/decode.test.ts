@@ -140,10 +140,16 @@ instruments:
     'OBX|1|NM|K^Potassium||4.1|mmol/L|3.5-5.1|N|||F|||20260701153000',
   ].join('\r');
 
-  it('decodes bare segments and MLLP-framed messages alike', () => {
+  it('decodes with the configured framing: MLLP blocks by default, bare segments with framing none, never guessed', () => {
     writeFileSync(join(dir, 'hl7.yaml'), hl7Config);
-    const bare = decode(['--config', join(dir, 'hl7.yaml'), '--instrument', 'chem-1'], Buffer.from(oru + '\r', 'latin1'));
+    writeFileSync(join(dir, 'hl7-bare.yaml'), hl7Config + '    options: { framing: none }\n');
+    const bare = decode(['--config', join(dir, 'hl7-bare.yaml'), '--instrument', 'chem-1'], Buffer.from(oru + '\r', 'latin1'));
     const framed = decode(['--config', join(dir, 'hl7.yaml'), '--instrument', 'chem-1'], Buffer.from(`\x0b${oru}\r\x1c\r`, 'latin1'));
+    const guessed = decode(['--config', join(dir, 'hl7.yaml'), '--instrument', 'chem-1'], Buffer.from(oru + '\r', 'latin1'));
+    expect(guessed.status).toBe(3);
+    expect(guessed.lines).toEqual([
+      expect.objectContaining({ kind: 'rejected', reason: expect.stringMatching(/outside any MLLP block ignored \(the instrument's framing is mllp\)/) }),
+    ]);
     expect(bare.status).toBe(0);
     expect(bare.lines).toEqual([
       expect.objectContaining({ kind: 'result', accession: 'A100', analyteLoinc: '2823-3', value: 4.1, resultedAt: '2026-07-01T14:30:00+00:00' }),

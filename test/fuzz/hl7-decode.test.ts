@@ -3,6 +3,7 @@
 // sent, and takes time linear in the bytes.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { bareStep, initialBareState } from '../../drivers/hl7/bare.js';
 import { decodeHl7Capture } from '../../drivers/hl7/decode.js';
 import { initialMllpState, mllpStep, type MllpState } from '../../drivers/hl7/mllp.js';
 import { hl7Options } from '../../drivers/hl7/options.js';
@@ -81,7 +82,7 @@ describe('HL7 decoder: time linear in the bytes', () => {
     expectLinear(
       'bare messages',
       (scale) => Buffer.from(Array.from({ length: 2 * scale }, () => f.payload).join(''), 'latin1'),
-      (wire) => decodeHl7Capture(wire, f.profile, o),
+      (wire) => decodeHl7Capture(wire, f.profile, { ...o, framing: 'none' }),
     );
   });
 
@@ -107,5 +108,7 @@ describe('HL7 decoder: time linear in the bytes', () => {
     expectLinear('MLLP byte by byte', block, (chunks) => chunks.reduce((s, c) => mllpStep(s, c, o.maxMessageBytes).state, initialMllpState));
     const noise = (scale: number): Buffer[] => Array.from({ length: 40 * scale }, () => Buffer.from('noise outside any block '));
     expectLinear('noise', noise, (chunks) => chunks.reduce((s, c) => mllpStep(s, c, o.maxMessageBytes).state, initialMllpState));
+    const bare = (scale: number): Buffer[] => chunked(Buffer.from(withObx(5 * scale), 'latin1'), [1]);
+    expectLinear('bare byte by byte', bare, (chunks) => chunks.reduce((s, c) => bareStep(s, c, o.maxMessageBytes).state, initialBareState));
   });
 });

@@ -40,7 +40,7 @@ const analyzers: Record<string, Analyzer> = {
     timezone,
     // IS rows are modes and flag rows (Take Mode, Leucopenia = T), ED rows are PNG histograms; the
     // Age row is a demographic and the histogram discriminator lines are not results either.
-    options: { skipValueTypes: ['ED', 'IS'], skipCodes: ['30525-0', '12001', '12002', '12004', '12051', '12052', '12101', '12102'] },
+    options: { framing: 'none', skipValueTypes: ['ED', 'IS'], skipCodes: ['30525-0', '12001', '12002', '12004', '12051', '12052', '12101', '12102'] },
     skipped: (row) =>
       row.value_type === 'IS' || row.value_type === 'ED'
         ? `${row.value_type} row`
@@ -52,7 +52,7 @@ const analyzers: Record<string, Analyzer> = {
   'plramoss-node_server__pointcare.cr.hl7': {
     timezone,
     // OBX-3 is empty and the code is in OBX-4; OBX-11 is never sent; OBX-18/19 hold the measuring range, not equipment.
-    options: { code: ['OBX-3', 'OBX-4'], missingStatus: 'final', equipment: null },
+    options: { framing: 'none', code: ['OBX-3', 'OBX-4'], missingStatus: 'final', equipment: null },
     skipped: () => undefined,
     // The reading leaves the status raw (''); labgate reads it per the profile's missingStatus.
     status: () => 'final',

@@ -4,20 +4,32 @@ import { hl7Options, hl7OptionsSchema } from '../../drivers/hl7/options.js';
 import { hematology25, mindrayBs, radiometerAbl } from './fixtures.js';
 import { bytes, mllp } from './mnemonic.js';
 
-describe('decodeHl7Capture auto-detects the framing', () => {
+describe('decodeHl7Capture uses the configured framing, never a guess', () => {
   const bare = Buffer.from(mindrayBs.payload + mindrayBs.payload.replace('|12|P|', '|13|P|'), 'latin1');
   const framed = Buffer.concat([mllp(mindrayBs.payload), mllp(mindrayBs.payload.replace('|12|P|', '|13|P|'))]);
 
-  test('bare segments and MLLP blocks decode alike', () => {
-    const a = decodeHl7Capture(bare, mindrayBs.profile, mindrayBs.options);
+  test('bare segments (framing none) and MLLP blocks (framing mllp) decode alike', () => {
+    const a = decodeHl7Capture(bare, mindrayBs.profile, { ...mindrayBs.options, framing: 'none' });
     expect(a).toHaveLength(2);
     expect(a.flatMap((m) => m.results)).toHaveLength(6);
     expect(decodeHl7Capture(framed, mindrayBs.profile, mindrayBs.options)).toEqual(a);
   });
 
+  test('bare segments read with MLLP framing are reported, not decoded, as the runner would discard them', () => {
+    expect(decodeHl7Capture(bare, mindrayBs.profile, mindrayBs.options)).toEqual([
+      { results: [], rejections: [{ reason: `${bare.length} bytes outside any MLLP block ignored (the instrument's framing is mllp)` }] },
+    ]);
+  });
+
+  test('MLLP blocks read with framing none are one message each, their VT and FS left in (a runner would reject them too)', () => {
+    const decoded = decodeHl7Capture(framed, mindrayBs.profile, { ...mindrayBs.options, framing: 'none' });
+    expect(decoded.flatMap((m) => m.results)).toHaveLength(0);
+    expect(decoded.length).toBeGreaterThan(0);
+  });
+
   test('bare messages with LF segment ends split on MSH', () => {
     const two = Buffer.from(hematology25.payload + hematology25.payload, 'latin1');
-    expect(splitHl7Capture(two, 1 << 20)).toHaveLength(2);
+    expect(splitHl7Capture(two, hl7Options({ framing: 'none' }))).toHaveLength(2);
   });
 
   test('an unterminated last block and an oversize block become rejections', () => {
@@ -37,7 +49,7 @@ describe('decodeHl7Capture auto-detects the framing', () => {
 
 describe('options', () => {
   test('parsing options twice is harmless (the runtime may validate them at load)', () => {
-    const once = hl7Options(mindrayBs.options);
+    const once = hl7Options({ ...mindrayBs.options, framing: 'none' });
     expect(hl7Options(once)).toEqual(once);
     expect(decodeHl7Capture(Buffer.from(mindrayBs.payload, 'latin1'), mindrayBs.profile, once)[0]!.results).toHaveLength(3);
   });

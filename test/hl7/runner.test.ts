@@ -24,6 +24,27 @@ function started(fixture = mindrayBs, options = fixture.options) {
   return { ...h, runner };
 }
 
+describe('HL7 runner with bare framing (framing: none)', () => {
+  test('a message ends at the next MSH or after idleMs of silence; its ACK is written bare', async () => {
+    const h = started(mindrayBs, { ...mindrayBs.options, framing: 'none', idleMs: 300 });
+    const second = mindrayBs.payload.replace('|12|P|', '|13|P|');
+    h.transport.emitData(Buffer.from(mindrayBs.payload.slice(0, 40), 'latin1'));
+    h.transport.emitData(Buffer.from(mindrayBs.payload.slice(40) + second.slice(0, 10), 'latin1'));
+    await settle();
+    expect(h.ingest.messages.map((m) => m.results.length)).toEqual([3]);
+    h.transport.emitData(Buffer.from(second.slice(10), 'latin1'));
+    await h.clock.advanceSettling(299);
+    expect(h.ingest.messages).toHaveLength(1);
+    await h.clock.advanceSettling(1);
+    expect(h.ingest.messages.map((m) => m.capture.raw.toString('latin1'))).toEqual([mindrayBs.payload, second]);
+    const written = h.transport.written.map((w) => w.toString('latin1'));
+    expect(written.map((w) => [w.startsWith('MSH|'), w.includes('\x0b') || w.includes('\x1c'), /MSA\|AA\|1[23]\r/.exec(w)?.[0]])).toEqual([
+      [true, false, 'MSA|AA|12\r'],
+      [true, false, 'MSA|AA|13\r'],
+    ]);
+  });
+});
+
 describe('HL7 runner over the fake transport', () => {
   test('AA only after the commit, with MSH-10 echoed', async () => {
     const h = started();
