@@ -1,10 +1,10 @@
 // Loads and validates the YAML configuration, reporting every problem at once with its path.
 // Cross-field rules run on the raw document as well, so a duplicate id is reported in the same run as a
 // wrong baud rate instead of only after the technician has fixed the first batch.
-import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { LabgateError } from '../errors.js';
+import { readConfigFile, readConfigFileSync, type ConfigFileRead } from './config-file.js';
 import { crossChecks } from './cross-checks.js';
 import { driverOptionIssues } from './driver-options.js';
 import { instrumentsFileOf, instrumentsOf, relabelProblems, withInstruments } from './instruments-file.js';
@@ -84,40 +84,48 @@ export interface ConfigLayout {
  * null when the main file is not YAML.
  */
 export function readConfiguration(file: string, options: { instrumentsText?: string } = {}): { result: ConfigResult; layout: ConfigLayout | null } {
-  const main = parseYaml(readText(file));
+  const main = parseYaml(mainText(readConfigFileSync(file), file));
   if (main.kind === 'invalid') return { result: main, layout: null };
   const instrumentsFile = instrumentsFileOf(main.value);
-  const read = options.instrumentsText !== undefined ? { text: options.instrumentsText } : readInstrumentsFile(instrumentsFile);
+  const read =
+    options.instrumentsText !== undefined ? { text: options.instrumentsText } : instrumentsRead(readConfigFileSync(instrumentsFile), instrumentsFile);
+  return combine(file, main.value, instrumentsFile, read);
+}
+
+/** readConfiguration for a running gateway (a reload): both files are read off the event loop. */
+export async function readConfigurationAsync(file: string): Promise<{ result: ConfigResult; layout: ConfigLayout | null }> {
+  const main = parseYaml(mainText(await readConfigFile(file), file));
+  if (main.kind === 'invalid') return { result: main, layout: null };
+  const instrumentsFile = instrumentsFileOf(main.value);
+  return combine(file, main.value, instrumentsFile, instrumentsRead(await readConfigFile(instrumentsFile), instrumentsFile));
+}
+
+type InstrumentsRead = { text: string | null } | { problem: ConfigProblem };
+
+function combine(file: string, main: unknown, instrumentsFile: string, read: InstrumentsRead): { result: ConfigResult; layout: ConfigLayout | null } {
   const text = 'text' in read ? read.text : null;
   const layout = (mainCount: number): ConfigLayout => ({ file, instrumentsFile, instrumentsText: text, mainCount });
   if ('problem' in read) return { result: { kind: 'invalid', problems: [read.problem] }, layout: layout(0) };
   const managed = text === null ? ({ kind: 'ok', value: null } as Parsed) : parseYaml(text, `${instrumentsFile}:`);
   const listed = managed.kind === 'ok' ? instrumentsOf(managed.value, instrumentsFile) : managed;
   if (listed.kind === 'invalid') return { result: listed, layout: layout(0) };
-  const { document, mainCount } = withInstruments(main.value ?? {}, listed.instruments);
+  const { document, mainCount } = withInstruments(main ?? {}, listed.instruments);
   const result = validateConfig(document);
   if (result.kind === 'ok' || listed.instruments.length === 0) return { result, layout: layout(mainCount) };
   return { result: { kind: 'invalid', problems: relabelProblems(result.problems, mainCount, instrumentsFile) }, layout: layout(mainCount) };
 }
 
-function readText(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new LabgateError('CONFIG_UNREADABLE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
+function mainText(read: ConfigFileRead, file: string): string {
+  if (read.kind === 'text') return read.text;
+  throw new LabgateError('CONFIG_UNREADABLE', `cannot read ${file}: ${read.detail}`);
 }
 
 // A missing instruments file holds no instruments (nothing was added from the page yet); any other failure is a problem.
-function readInstrumentsFile(file: string): { text: string | null } | { problem: ConfigProblem } {
-  try {
-    return { text: readFileSync(file, 'utf8') };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    if (code === 'ENOENT') return { text: null };
-    const hint = code === 'EACCES' ? ' (it belongs to the labgate user: run as root or as labgate)' : '';
-    return { problem: { path: `${file}:(file)`, message: `cannot read the instruments file: ${code}${hint}` } };
-  }
+function instrumentsRead(read: ConfigFileRead, file: string): InstrumentsRead {
+  if (read.kind === 'text') return { text: read.text };
+  if (read.code === 'ENOENT') return { text: null };
+  const hint = read.code === 'EACCES' ? ' (it belongs to the labgate user: run as root or as labgate)' : '';
+  return { problem: { path: `${file}:(file)`, message: `cannot read the instruments file: ${read.detail}${hint}` } };
 }
 
 function toProblem(issue: z.core.$ZodIssue): ConfigProblem {

@@ -2,7 +2,7 @@
 // an invalid file changes nothing and says why (log, status page, /healthz) until a valid one is loaded. A valid one
 // is compared with the running configuration (config/reload-plan.ts) and the gateway applies the instruments' part.
 // Reloads run one at a time: a signal arriving during one is taken after it, against the file as it is then.
-import { checkConfigFile } from '../config/load.js';
+import { readConfigurationAsync } from '../config/load.js';
 import type { ConfigProblem } from '../config/problem.js';
 import { describePlan, planReload, type ReloadPlan } from '../config/reload-plan.js';
 import type { Config } from '../config/schema.js';
@@ -55,7 +55,7 @@ export class ConfigReloader {
 
   private async once(): Promise<ReloadStatus> {
     this.started ??= this.o.current();
-    const read = this.read();
+    const read = await this.read();
     if (read.kind === 'invalid') return this.refused(read.problems);
     const plan = planReload(this.o.current(), read.config);
     // What waits for a restart is measured against the configuration the process started with, so a change that
@@ -68,10 +68,11 @@ export class ConfigReloader {
     return this.last;
   }
 
-  private read(): { kind: 'ok'; config: Config } | { kind: 'invalid'; problems: ConfigProblem[] } {
+  // Read off the event loop (config-file.ts): a FIFO or a huge file in the configuration's place never stalls the analyzers.
+  private async read(): Promise<{ kind: 'ok'; config: Config } | { kind: 'invalid'; problems: ConfigProblem[] }> {
     let result;
     try {
-      result = checkConfigFile(this.o.file);
+      result = (await readConfigurationAsync(this.o.file)).result;
     } catch (err) {
       if (!isLabgateError(err)) throw err;
       return { kind: 'invalid', problems: [{ path: '(file)', message: err.message }] };

@@ -122,7 +122,7 @@ describe('the instruments file beside the main configuration', () => {
     expect(problems()).toEqual([{ path: `${instrumentsFile}:instruments`, message: 'expected a list of instruments' }]);
     rmSync(instrumentsFile);
     mkdirSync(instrumentsFile);
-    expect(problems()).toEqual([{ path: `${instrumentsFile}:(file)`, message: 'cannot read the instruments file: EISDIR' }]);
+    expect(problems()).toEqual([{ path: `${instrumentsFile}:(file)`, message: 'cannot read the instruments file: not a regular file (a directory)' }]);
   });
 
   it('checks a proposed instruments file without reading the one on disk', () => {
