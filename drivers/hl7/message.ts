@@ -7,11 +7,12 @@ import { readHeader, type MessageHeader } from './header.js';
 import type { Hl7Options } from './options.js';
 import type { ResultStructure } from './groups.js';
 import { normalizeOru } from './oru.js';
+import { queryDialect, readHl7Query } from './query.js';
 import { parseMessage, type Hl7Message } from './parse.js';
 
 /** A decoded message plus what its acknowledgment needs. `header` is undefined when no MSH could be read. */
 export interface Hl7Decoding {
-  kind: 'results' | 'other' | 'invalid';
+  kind: 'results' | 'query' | 'other' | 'invalid';
   decoded: DecodedMessage;
   delimiters: Delimiters;
   header: MessageHeader | undefined;
@@ -26,6 +27,12 @@ export function decodeHl7Message(raw: Buffer, profile: InstrumentProfile, option
   if (read.kind === 'invalid') return read.decoding;
   const header = read.decoding.header!;
   const structure = resultStructure(header);
+  const dialect = queryDialect(header);
+  if (dialect !== undefined) {
+    // A host query is journaled with what it asks; answering it is the two-way path's, which HL7 does not have yet.
+    const reason = `host query ${dialect} not answered: labgate does not answer HL7 host queries yet`;
+    return { ...read.decoding, kind: 'query', decoded: { results: [], rejections: [{ reason }], queries: [readHl7Query(read.message, dialect)] } };
+  }
   if (structure === undefined) {
     const reason = `message type ${messageTypeText(header)} is not read`;
     return { ...read.decoding, decoded: { results: [], rejections: [{ reason }] } };

@@ -13,8 +13,8 @@ import { dedupKey, recordId } from '../result.js';
 const help = `Usage: labgate decode --config FILE --instrument ID [CAPTURE...]
 
 Decodes captures (raw link-layer bytes or bare records/segments/lines; stdin when no file is given) with the
-instrument's configured driver, mapping and clock zone. Prints one JSON line per result, per host query (ASTM Q
-record: kind query) and per rejection.
+instrument's configured driver, framing, mapping and clock zone. Prints one JSON line per result, per host query
+(ASTM Q record, HL7 QRY^Q02 or QBP^Q11: kind query) and per rejection.
 Exit status: 0 nothing rejected, 3 something rejected, 2 usage or configuration error.`;
 
 export const command: Command = async (args, io) => {
@@ -83,7 +83,7 @@ function printMessage(message: DecodedMessage, io: CliIo): number {
     };
     io.stdout.write(JSON.stringify(line) + '\n');
   }
-  // A host query (ASTM Q record): what the analyzer asked for, as a two-way instrument would answer it.
+  // A host query (ASTM Q record, HL7 QRY^Q02 or QBP^Q11): what the analyzer asked for, as a two-way instrument would answer it.
   for (const query of message.queries ?? []) io.stdout.write(JSON.stringify({ kind: 'query', ...query }) + '\n');
   for (const rejection of message.rejections) io.stdout.write(JSON.stringify({ kind: 'rejected', ...rejection }) + '\n');
   return message.rejections.length;

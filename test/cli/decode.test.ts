@@ -155,6 +155,12 @@ instruments:
       expect.objectContaining({ kind: 'result', accession: 'A100', analyteLoinc: '2823-3', value: 4.1, resultedAt: '2026-07-01T14:30:00+00:00' }),
     ]);
     expect(framed.lines).toEqual(bare.lines);
+    const query = ['MSH|^~\\&|||||20241105101500||QRY^Q02|7|P|2.3.1', 'QRD|20241105101500|R|D|7|||RD|2411050031|OTH|||T|', 'QRF||||||RCT|COR|ALL||'].join('\r');
+    const asked = decode(['--config', join(dir, 'hl7.yaml'), '--instrument', 'chem-1'], Buffer.from(`\x0b${query}\r\x1c\r`, 'latin1'));
+    expect(asked.lines).toEqual([
+      { kind: 'query', specimens: [{ kind: 'id', accession: '2411050031' }], tests: 'all', request: 'orders', requestCode: 'OTH' },
+      { kind: 'rejected', reason: 'host query QRY^Q02 not answered: labgate does not answer HL7 host queries yet' },
+    ]);
     // A100, 2823-3, chem-1 at 15:30 +01:00: the reference vector of the central system's key.
     expect(bare.lines[0]?.dedupKey).toBe('f737981efdd975cec05399faf6459a46f7763c508ac27bf6735dbdc1cb9c978f');
   });
