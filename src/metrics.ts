@@ -3,6 +3,7 @@
 // figures of scrape-gauges.ts are pulled from injected sources at scrape time, so the store is read only when
 // someone asks.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { noInformationReasons } from './orders/order.js';
 import type { DriverEvent } from './runner-contract.js';
 import { registerScrapeGauges, type GatewayFigures, type SinkBacklog } from './scrape-gauges.js';
 import type { GroupFigures } from './store/group-commit.js';
@@ -20,6 +21,8 @@ export interface MetricsOptions {
   processMetrics?: boolean;
   /** Seconds over which `labgate_sink_drain_rate` is averaged. */
   drainWindowSeconds?: number;
+  /** Whether an instrument answers host queries or takes downloads: its two-way figures then start at 0 too. */
+  twoWay?: (instrument: string) => boolean;
 }
 
 const states: PortState[] = ['connected', 'waiting-for-device', 'error', 'stopped'];
@@ -248,6 +251,12 @@ export class Metrics {
     }
     for (const c of [this.substituted, this.unwritten]) c.inc({ instrument }, 0);
     for (const outcome of ['inserted', 'absorbed', 'conflict', 'rejected']) this.results.inc({ instrument, outcome }, 0);
+    if (!this.options.twoWay?.(instrument)) return;
+    this.queries.inc({ instrument }, 0);
+    this.downloads.inc({ instrument }, 0);
+    this.answerTime.zero({ instrument });
+    for (const answer of ['orders', 'failed']) this.answers.inc({ instrument, answer, reason: '' }, 0);
+    for (const reason of noInformationReasons) this.answers.inc({ instrument, answer: 'no-information', reason }, 0);
   }
 
   private sinkSeen(sink: string): void {

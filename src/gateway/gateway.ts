@@ -6,6 +6,7 @@
 // released.
 import type { ReloadPlan } from '../config/reload-plan.js';
 import type { Config, InstrumentConfig } from '../config/schema.js';
+import { twoWayInstruments } from '../config/two-way-checks.js';
 import { bindInstruments, type BoundInstrument } from '../driver-registry.js';
 import type { Drain } from '../delivery/drain.js';
 import { LabgateError } from '../errors.js';
@@ -57,7 +58,7 @@ export class Gateway {
     private readonly deps: GatewayDeps,
   ) {
     this.running = config;
-    this.metrics = new Metrics({ now: deps.clock.now, processMetrics: deps.processMetrics ?? false });
+    this.metrics = new Metrics({ now: deps.clock.now, processMetrics: deps.processMetrics ?? false, twoWay: (id) => twoWayInstruments(this.config).has(id) });
     deps.faults?.onRecord(() => this.metrics.unhandledError());
     this.lifecycle = new Lifecycle(deps.log);
     this.disk = new DiskPart(() => this.config.gateway, deps);

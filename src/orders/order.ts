@@ -45,8 +45,9 @@ export interface OrderQuery {
   requestCode: string;
 }
 
-/** Why an analyzer is answered "no information". Never carries patient data. */
-export type NoInformationReason = 'no-orders' | 'not-expressible' | 'lims-timeout' | 'lims-unavailable' | 'lims-error' | 'unsupported-request';
+/** Why an analyzer is answered "no information" (also the reasons /metrics counts answers under). Never carries patient data. */
+export const noInformationReasons = ['no-orders', 'not-expressible', 'lims-timeout', 'lims-unavailable', 'lims-error', 'unsupported-request'] as const;
+export type NoInformationReason = (typeof noInformationReasons)[number];
 
 /** An order with the analyzer's own code for it (reverse mapping). */
 export interface InstrumentOrder extends Order {

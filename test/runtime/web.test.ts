@@ -178,7 +178,7 @@ describe('evaluateHealth', () => {
 describe('/metrics over real HTTP', () => {
   it('exposes the counters the runtime feeds, in Prometheus text format', async () => {
     let now = 1_000_000;
-    const metrics = new Metrics({ now: () => now, drainWindowSeconds: 60 });
+    const metrics = new Metrics({ now: () => now, drainWindowSeconds: 60, twoWay: (id) => id === 'hema1' });
     const w = world();
     metrics.setBacklogSource(() => [
       { sink: 'postgres', pending: 7, oldestAgeSeconds: 42, dead: 1, circuit: 'open' },
@@ -252,9 +252,14 @@ describe('/metrics over real HTTP', () => {
       'labgate_sink_outcomes_total{sink="lims",outcome="delivered"} 0',
       'labgate_sink_outcomes_total{sink="postgres",outcome="conflict"} 0',
       'labgate_delivery_latency_seconds_count{sink="lims"} 0',
+      // hema1 is two-way: its queries, answers by reason and time to answer start at 0 too; chem1's do not exist.
+      'labgate_host_queries_total{instrument="hema1"} 0',
+      'labgate_query_answers_total{instrument="hema1",answer="no-information",reason="lims-timeout"} 0',
+      'labgate_query_answer_seconds_count{instrument="hema1"} 0',
     ]) {
       expect(text).toContain(line);
     }
+    expect(text).not.toContain('labgate_query_answers_total{instrument="chem1",answer="orders"');
     // A sink whose drain reports no circuit has none; a figure not measured yet is absent, never 0.
     expect(text).not.toContain('labgate_sink_circuit_state{sink="lims"');
     expect(text).not.toMatch(/^labgate_disk_(free|floor)_bytes /m);

@@ -1,14 +1,19 @@
-// Every metric and label the dashboard and the alerting rules name is one a running gateway exports: `labgate demo
-// --stay` (a real child process: the demo's analyzer, sinks, a crash and restart, a host query) is scraped over HTTP,
-// and each query's names are looked up in what it served. Prometheus's own `up` and the scrape configuration's target
-// labels (job, instance, gateway) are the only names from elsewhere. docs/monitoring.md lists the same metrics.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+// The monitoring kit against a running gateway: `labgate demo --stay` scraped by a real Prometheus with labgate's
+// rules (demo-fleet.ts). Every metric and label the dashboard and the rules name is one the gateway serves on
+// /metrics (Prometheus's own `up` and the scrape configuration's target labels job, instance and gateway are the only
+// names from elsewhere), docs/monitoring.md lists the same metrics, Prometheus evaluates every rule without an
+// error, and every panel's queries return the demo's data; drawn in Chromium, that is docs/monitoring-dashboard.png
+// (written only by `npm run screenshots`).
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { closeSharedBrowser, sharedBrowser } from '../web/chromium.js';
+import { screenshot } from '../web/screenshots.js';
+import { startDemoFleet, type DemoFleet } from './demo-fleet.js';
 import { promqlNames, templateLabels } from './promql-names.js';
+import { dashboardHtml, queryPanels, type GridPanel } from './render-dashboard.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const monitoring = join(root, 'monitoring');
@@ -78,31 +83,17 @@ function targetLabels(): string[] {
   return ['job', 'instance', ...new Set(groups.flatMap((g) => Object.keys(g.labels)))];
 }
 
-let demo: ChildProcess | undefined;
+let fleet: DemoFleet;
 let served: Exposition;
 
 beforeAll(async () => {
-  expect(existsSync(join(root, 'dist/src/commands/demo.js')), 'dist/ is missing: run `npm run build` first').toBe(true);
-  const child = spawn(process.execPath, [join(root, 'bin/labgate.js'), 'demo', '--stay'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  demo = child;
-  let out = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      const page = /status page: (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
-      if (page && out.includes('the gateway keeps running')) resolve(page[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`the demo ended (${code}) before it stayed:\n${out}`)));
-  });
-  served = readExposition(await (await fetch(`${url}/metrics`)).text());
+  fleet = await startDemoFleet();
+  served = readExposition(await (await fetch(fleet.metricsUrl)).text());
 }, 240_000);
 
 afterAll(async () => {
-  if (!demo || demo.exitCode !== null) return;
-  const exited = new Promise((resolve) => demo!.once('exit', resolve));
-  demo.kill('SIGTERM');
-  await exited;
+  await closeSharedBrowser();
+  await fleet?.stop();
 });
 
 describe("the dashboard's and the rules' names against a running gateway's /metrics", () => {
@@ -159,5 +150,39 @@ describe("the dashboard's and the rules' names against a running gateway's /metr
     expect([...documented].filter((f) => !served.families.has(f))).toEqual([]);
     expect(doc).toContain('`labgate_process_`');
     expect(doc).toContain('`labgate_nodejs_`');
+  });
+});
+
+describe('Prometheus scraping the demo, with the rules and the dashboard', () => {
+  it('evaluates every rule of labgate-rules.yml without an error', async () => {
+    const body = (await (await fetch(`${fleet.prometheusUrl}/api/v1/rules`)).json()) as {
+      data: { groups: { rules: { name: string; health: string; lastError?: string; type: string }[] }[] };
+    };
+    const loaded = body.data.groups.flatMap((g) => g.rules);
+    expect(loaded.map((r) => r.name).sort()).toEqual(rules.map((r) => r.alert ?? r.record).sort());
+    expect(loaded.filter((r) => r.health === 'err' || r.lastError)).toEqual([]);
+    expect(loaded.filter((r) => r.type === 'alerting').every((r) => r.health === 'ok')).toBe(true);
+  });
+
+  it("returns the demo's data for every panel, drawn as the dashboard lays it out", async () => {
+    const d = JSON.parse(readFileSync(join(monitoring, 'grafana/labgate-fleet.json'), 'utf8')) as { title: string; panels: GridPanel[] };
+    const end = Date.now();
+    const data = await queryPanels(d.panels, fleet.prometheusUrl, fleet.since, end, 1);
+    // Every query finds the demo's series (a quantile over a window with no answer in it is NaN, a gap, as in Grafana).
+    expect(data.filter((p) => p.series.length === 0).map((p) => p.panel.title)).toEqual([]);
+    expect(data.filter((p) => !p.series.some((s) => s.points.length > 0)).length).toBeLessThanOrEqual(1);
+    // The demo's gateway, instrument and sinks are what the panels show.
+    const names = data.flatMap((p) => p.series.map((s) => s.name)).join('\n');
+    for (const shown of [`${fleet.gateway} chem1`, `${fleet.gateway} lims`, `${fleet.gateway} postgres`]) expect(names).toContain(shown);
+
+    const page = await (await sharedBrowser()).newPage({ viewport: { width: 1600, height: 900 } });
+    try {
+      await page.setContent(dashboardHtml(d.title, d.panels, data, fleet.since, end));
+      expect(await page.locator('.panel').count()).toBe(data.length);
+      expect(await page.locator('.panel polyline').count()).toBeGreaterThan(10);
+      await screenshot(page, 'monitoring-dashboard.png', { fullPage: true });
+    } finally {
+      await page.close();
+    }
   });
 });
