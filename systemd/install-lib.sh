@@ -64,6 +64,17 @@ switch_to() {
   log "current -> releases/$1${was:+ (previous -> releases/$was)}"
 }
 
+# The gateway starts at every boot, so it comes back by itself after a power cut. Only once the unit file is in
+# place: systemd refuses to enable a unit it does not know, and that refusal must be seen, not swallowed.
+enable_at_boot() {
+  [ "$system" = 1 ] || return 0
+  if ! systemctl enable --quiet "$unit"; then
+    echo "install.sh: could not enable $unit (above): it will not start at boot" >&2
+    return 1
+  fi
+  log "$unit is enabled: it starts at every boot"
+}
+
 # A systemd time span ("2min", "1min 30s", "500ms", "infinity") in whole seconds, at least 1, at most 900.
 span_seconds() {
   local total=0 tok n u
@@ -89,9 +100,10 @@ prop() { systemctl show -P "$1" "$unit"; }
 # Restarts the unit and waits for it to prove itself: READY=1 (ActiveState=active for Type=notify) within the
 # unit's start timeout, then no restart and no new invocation for one watchdog interval (a crash or a missed
 # watchdog right after READY=1 counts as a failed start). An exit before READY=1 fails at once: Restart=always
-# would retry it forever. Returns 0 when it held.
+# would retry it forever. Returns 0 when it held; sets watched_invocation to the first invocation it started.
 restart_and_watch() {
   local before start_s settle_s deadline inv="" state restarts=""
+  watched_invocation=""
   before="$(prop InvocationID)"
   start_s="$(span_seconds "$(prop TimeoutStartUSec)")"
   settle_s="$(span_seconds "$(prop WatchdogUSec)")"
@@ -101,7 +113,9 @@ restart_and_watch() {
   deadline=$(($(date +%s) + start_s))
   while :; do
     state="$(prop ActiveState)/$(prop SubState)"
-    if [ -z "$inv" ] && [ "$(prop InvocationID)" != "$before" ]; then inv="$(prop InvocationID)"; restarts="$(prop NRestarts)"; fi
+    if [ -z "$inv" ] && [ "$(prop InvocationID)" != "$before" ]; then
+      inv="$(prop InvocationID)"; restarts="$(prop NRestarts)"; watched_invocation="$inv"
+    fi
     if [ -n "$inv" ] && [ "$state" = active/running ]; then inv="$(prop InvocationID)"; break; fi
     if [ -n "$inv" ] && { [ "$(prop NRestarts)" != "$restarts" ] || [ "${state#*/}" = auto-restart ] || [ "${state%/*}" = failed ]; }; then
       log "it exited before READY=1 (state $state)"
@@ -122,9 +136,15 @@ restart_and_watch() {
   done
 }
 
-# The unit's log since epoch second $1 (and until $2), for the operator who must see why a release failed.
-log_lines_since() {
-  journalctl -u "$unit" --since "@$1" ${2:+--until "@$2"} -n 40 --no-pager -o cat 2>&1 | sed 's/^/  | /' >&2 || true
+# What the invocation $1 of the unit logged (its own output and what systemd said of it), for the operator who must
+# see why a release failed; without an invocation, the unit's log since epoch second $2. Matched by invocation, not
+# by time: a time bound cuts off or lets in lines of the same second, and the failing line is often among them.
+invocation_log() {
+  if [ -n "$1" ]; then
+    journalctl "_SYSTEMD_INVOCATION_ID=$1" + "INVOCATION_ID=$1" -n 40 --no-pager -o cat
+  else
+    journalctl -u "$unit" --since "@$2" -n 40 --no-pager -o cat
+  fi 2>&1 | sed 's/^/  | /' >&2 || true
 }
 
 # Switches to release $1, restarts and watches it; when it fails, switches back to $2 (if any), restarts that and
@@ -136,7 +156,7 @@ activate() {
   if restart_and_watch; then log "labgate.service runs $new"; return 0; fi
   t1="$(date +%s)"
   echo "install.sh: $new failed to start; its last log lines:" >&2
-  log_lines_since "$t0" "$t1"
+  invocation_log "$watched_invocation" "$t0"
   if [ -z "$old" ]; then
     echo "install.sh: no previous release to return to; $new stays current (systemd keeps restarting it)" >&2
     return 1
@@ -151,7 +171,7 @@ activate() {
     echo "install.sh: rolled back: labgate.service runs $old again; $new is kept as previous" >&2
   else
     echo "install.sh: $old did not start either; its last log lines:" >&2
-    log_lines_since "$t1"
+    invocation_log "$watched_invocation" "$t1"
   fi
   return 1
 }

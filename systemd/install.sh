@@ -14,6 +14,7 @@
 # smoke-tests the new release as the service user (native modules, check-config, store schema), switches, restarts
 # and watches: if READY=1 does not come within the unit's start timeout, or the service falls over within one
 # watchdog interval, it switches back, restarts the previous release and exits 1 with the new one's last log lines.
+# A first install enables labgate.service (it starts at every boot) but does not start it: configure it first.
 #
 # Options: --node PATH (default /usr/bin/node: the unit's), --keep N (releases kept, default 3), --start (start the
 # service even if it is not running), --destdir DIR --no-system (a throwaway root: no user, no chown, no udevadm,
@@ -31,7 +32,7 @@ start=0
 keep=3
 action=install
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "install.sh: $*" >&2; exit 1; }
 log() { echo "install.sh: $*"; }
 
@@ -136,6 +137,7 @@ cur="$(release_of current)"
 if [ "$cur" = "$name" ]; then
   install_system_files "$name"
   log "$name is already current; nothing to switch"
+  enable_at_boot || exit 1
   exit 0
 fi
 if ! smoke_test "$name"; then
@@ -144,7 +146,6 @@ if ! smoke_test "$name"; then
 fi
 adopt_flat_layout
 cur="$(release_of current)"
-if [ "$system" = 1 ]; then systemctl enable "$unit" >/dev/null 2>&1 || true; fi
 status=0
 # A service that runs, or keeps trying to (activating: a crash loop the new release may be the fix for), is restarted.
 state="$(if [ "$service" = 1 ]; then systemctl is-active "$unit" 2>/dev/null || true; fi)"
@@ -155,6 +156,7 @@ else
   if [ "$service" = 1 ]; then log "labgate.service is not running: start it with 'systemctl start labgate' (or rerun with --start)"; fi
 fi
 prune_releases
+enable_at_boot || status=1
 if [ "$status" = 0 ] && [ "$system" = 1 ] && [ -z "$cur" ]; then
   log "done. Next: edit /etc/labgate/labgate.yaml, 'sudo -u labgate labgate check-config', 'sudo systemctl restart labgate',"
   log "      then watch 'journalctl -u labgate -f' and 'curl -s http://127.0.0.1:8080/healthz'"
