@@ -1,5 +1,5 @@
 # Functions of systemd/install.sh (sourced): where a release comes from and how it is placed.
-# Globals set by install.sh: opt, destdir, node_bin, system, source_arg, work.
+# Globals set by install.sh: opt, destdir, node_bin, system, source_arg, work, cross_arch.
 
 # The files that make up an installed labgate, staged from a checkout into $2 with production dependencies only,
 # and its manifest written by the staged tree's own code with node $3 (the binaries decide the platform, CPU and ABI).
@@ -22,6 +22,7 @@ stage_from_checkout() {
   (cd "$real" && xargs -a "$work/production" cp -a --parents -t "$out")
   # Offline: removes what the copy brought along that production does not need (nested dev-only packages, .bin).
   (cd "$out" && npm prune --omit=dev --ignore-scripts --offline --no-audit --no-fund --loglevel=error >/dev/null)
+  if [ -n "${cross_arch:-}" ]; then cross_native "$src" "$out" >&2; fi
   # better-sqlite3 loads build/Release/better_sqlite3.node and nothing else: its sources and objects are 26 MB.
   bs="$out/node_modules/better-sqlite3"
   if [ -f "$bs/build/Release/better_sqlite3.node" ]; then
@@ -40,6 +41,9 @@ pack() {
   local file
   mkdir -p "$2"
   file="$(stage_from_checkout "$1" "$work/labgate" "$(command -v node)")"
+  if [ -n "$cross_arch" ] && [ "$(node "$work/labgate/dist/src/release/main.js" field arch)" != "$cross_arch" ]; then
+    die "asked for $cross_arch, but the native files are for $(node "$work/labgate/dist/src/release/main.js" field arch); nothing was packed"
+  fi
   tar -C "$work" -czf "$2/$file" labgate
   log "packed $(du -h "$2/$file" | cut -f1) into $2/$file"
 }

