@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# CI: the systemd unit and the installer (issue 7). Runs as root in a container without a running systemd:
+# CI: the systemd unit and the installer. Runs as root in a container without a running systemd:
 #   1. systemd/install.sh into a throwaway root (DESTDIR) from the checkout; then from a tarball made with --pack,
 #      twice: the second run changes nothing and keeps an edited config; the installed CLI validates the example.
-#      (Upgrades, rollbacks and refused tarballs run in test/runtime/install*.test.ts, under a fake systemctl: there
-#      is no PID 1 systemd here.)
+#      (Refused tarballs, upgrades and rollbacks run in test/runtime/install*.test.ts under a fake systemctl, and
+#      under a real systemd as PID 1 in .ci/real-systemd.sh.)
 #   2. `systemd-analyze verify` on the installed unit: no output at all (warnings such as an unknown key fail too).
 #   3. `systemd-analyze security --offline=true`: overall exposure 2.0 or lower.
 #   4. node inside an approximation of the unit's sandbox (there is no PID 1 systemd here to run the unit):
