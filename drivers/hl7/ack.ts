@@ -47,7 +47,22 @@ export function ackSegments(header: MessageHeader, code: AckCode, reasons: reado
   const version = header.version || '2.5';
   const trigger = header.triggerEvent || 'R01';
   const messageType: FieldValue = versionAtLeast(version, '2.3.1') ? components('ACK', trigger, 'ACK') : components('ACK', trigger);
-  const msh: SegmentValue = {
+  const msh = replyHeader(header, messageType, `${code[0]}${header.controlId}`, now, sendingApplication);
+  const errorText = code === 'AA' || code === 'CA' ? '' : clip(reasons.join('; '), 80);
+  const msaFields = [text(code), text(header.controlId)];
+  // MSA-3 text is kept for the many analyzers that still display it (withdrawn only in v2.7).
+  if (errorText !== '' && !versionAtLeast(version, '2.7')) msaFields.push(text(errorText));
+  const segments = [msh, { id: 'MSA', fields: msaFields }];
+  if (errorText !== '') segments.push(...reasons.slice(0, 10).map((r) => errSegment(r, version)));
+  return segments;
+}
+
+/**
+ * The MSH of a message answering `header`: its sender and receiver swapped, its processing id and version mirrored,
+ * MSH-10 clipped to the 20 characters the field allows.
+ */
+export function replyHeader(header: MessageHeader, messageType: FieldValue, controlId: string, now: number, sendingApplication: string): SegmentValue {
+  return {
     id: 'MSH',
     fields: [
       text(sendingApplication),
@@ -57,18 +72,11 @@ export function ackSegments(header: MessageHeader, code: AckCode, reasons: reado
       text(hl7Now(now)),
       text(''),
       messageType,
-      text(clip(`${code[0]}${header.controlId}`, 20)),
+      text(clip(controlId, 20)),
       text(header.processingId || 'P'),
-      text(version),
+      text(header.version || '2.5'),
     ],
   };
-  const errorText = code === 'AA' || code === 'CA' ? '' : clip(reasons.join('; '), 80);
-  const msaFields = [text(code), text(header.controlId)];
-  // MSA-3 text is kept for the many analyzers that still display it (withdrawn only in v2.7).
-  if (errorText !== '' && !versionAtLeast(version, '2.7')) msaFields.push(text(errorText));
-  const segments = [msh, { id: 'MSA', fields: msaFields }];
-  if (errorText !== '') segments.push(...reasons.slice(0, 10).map((r) => errSegment(r, version)));
-  return segments;
 }
 
 // ERR: before v2.5 ERR-1 (ELD, code in component 4); from v2.5 ERR-3 code, ERR-4 severity, ERR-8 user message.
@@ -95,7 +103,8 @@ export function versionAtLeast(version: string, min: string): boolean {
   return true;
 }
 
-function hl7Now(now: number): string {
+/** An instant as an HL7 DTM in UTC, to the second (`20241105101500+0000`). */
+export function hl7Now(now: number): string {
   const iso = new Date(now).toISOString();
   return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}+0000`;
 }

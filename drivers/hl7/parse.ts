@@ -4,6 +4,7 @@ import { readDelimiters, type Delimiters } from './delimiters.js';
 import { unescapeText } from './escape.js';
 import { piece } from '../../src/delimited-text.js';
 import type { FieldLocation } from '../../src/field-location.js';
+import type { FieldValue } from './encode.js';
 
 /** One segment; `fields[n]` is SEG-n still escaped (`fields[0]` is the segment id; for MSH, `fields[1]` is MSH-1). */
 export interface Segment {
@@ -81,6 +82,11 @@ export function holdsParts(segment: Segment, d: Delimiters, at: Position): boole
   if (at.subcomponent !== undefined || (segment.id === 'MSH' && at.field <= 2)) return false;
   const raw = rawAt(segment, d, at);
   return raw.includes(d.subcomponent) || (at.component === undefined && raw.includes(d.component));
+}
+
+/** A raw field as values (repetitions of components of subcomponents, each unescaped), to be written back by encode.ts. */
+export function fieldValues(raw: string, d: Delimiters): FieldValue {
+  return repetitionsOf(raw, d).map((rep) => componentsOf(rep, d).map((comp) => subcomponentsOf(comp, d).map((leaf) => unescapeText(leaf, d))));
 }
 
 /** Every repetition of SEG-n at one component, unescaped, empty ones kept. */
