@@ -124,12 +124,23 @@ export class Gateway {
     this.bound = bound.instruments;
     let httpPort = 0;
     await this.lifecycle.start(this.parts((port) => (httpPort = port)));
+    // Unless two-way needed them earlier, the sinks load now, once the ports are open: loading them holds the event loop
+    // for a tenth of a second or more, which the analyzers' first messages after a power cut should not wait for.
+    await this.firstOpens();
+    await this.delivery.running();
     this.ready = true;
     deps.log.info(
       { instruments: this.instruments.length, sinks: this.delivery.sinks.map((s) => s.name), httpPort, parts: this.lifecycle.names() },
       'gateway ready',
     );
     return { httpPort };
+  }
+
+  // The instruments' first opens (each a few milliseconds on libuv's thread pool), for at most a second.
+  private async firstOpens(): Promise<void> {
+    const { clock } = this.deps;
+    const until = clock.now() + 1_000;
+    while (!this.instrumentSet.firstOpensDone() && clock.now() < until) await new Promise<void>((resolve) => clock.setTimeout(resolve, 5));
   }
 
   /** Refuses new messages, then stops every started part in reverse order. */
@@ -201,9 +212,10 @@ export class Gateway {
       {
         name: 'delivery',
         start: () => {
-          this.delivery.start();
+          const started = this.delivery.start();
           this.metrics.setBacklogSource(() => this.sinkHealth());
           this.sampler?.note();
+          return started;
         },
         stop: () => this.delivery.stop(),
       },

@@ -62,6 +62,14 @@ export class InstrumentSet implements Part {
     await stopped(all);
   }
 
+  /** True once every instrument's first open has finished: its port connected, listening, or failed and waiting. */
+  firstOpensDone(): boolean {
+    return [...this.running.values()].every((h) => {
+      const { state, reason } = h.supervisor.snapshot();
+      return state !== 'waiting-for-device' || reason !== 'opening';
+    });
+  }
+
   /** The running instruments, in the configuration's order (a restarted one keeps its place on the page). */
   handles(): InstrumentHandle[] {
     const order = new Map(this.initial().map((i, n) => [i.id, n]));

@@ -1,7 +1,6 @@
 // Two-way wiring: the LIMS orders client every two-way instrument asks through, the store's ledger of what analyzers
 // hold, and the drain that tells the LIMS each dispatch. Built only when an ASTM instrument asks for query or download
 // mode and the LIMS is configured; one bearer token serves results, orders and dispatches alike.
-import { Agent } from 'undici';
 import type { Clock } from '../clock.js';
 import { steadyClock } from '../store/steady-time.js';
 import type { Config } from '../config/schema.js';
@@ -14,22 +13,13 @@ import type { Metrics } from '../metrics.js';
 import type { OrdersPort } from '../orders/desk.js';
 import { createDispatchSink } from '../sinks/lims-dispatch.js';
 import { createOrdersClient, ordersEndpoint, type OrdersClient } from '../sinks/lims-orders.js';
-import { createTokenProvider, type TokenProvider } from '../sinks/lims-token.js';
+import type { TokenProvider } from '../sinks/lims-token.js';
 import type { Store } from '../store/store.js';
 import type { SinkHealth } from '../delivery/sink-health.js';
 import { recordDeliveryMetrics } from './delivery-metrics.js';
 
 /** Connections of the orders client: lookups an analyzer waits for never queue behind each other for long. */
 const LOOKUP_CONNECTIONS = 4;
-
-/** The LIMS's bearer token for every LIMS exchange, or undefined without a LIMS. Close `agent` at stop. */
-export function limsTokens(config: Config, now: () => number, overCap?: () => void): { tokens: TokenProvider; agent: Agent } | undefined {
-  const lims = config.sinks.lims;
-  if (!lims?.enabled) return undefined;
-  const agent = new Agent({ connections: 1, connect: { timeout: lims.timeouts.connectMs } });
-  const deps = { dispatcher: agent, now, timeoutMs: lims.timeouts.headersMs, maxAnswerBytes: lims.maxAnswerBytes, ...(overCap ? { overCap } : {}) };
-  return { agent, tokens: createTokenProvider(lims.auth, deps) };
-}
 
 /** True when an enabled ASTM instrument answers queries or downloads orders. */
 export function wantsTwoWay(config: Config): boolean {
