@@ -2,7 +2,8 @@
 // ingest transaction from the message's results and its rejections (a rejection carries what the analyzer sent beside
 // the code, never a patient field), so the status page lists a new analyzer's codes from its first rejected message
 // and the technician can write the mapping from them. One statement a message whatever its size; each instrument keeps
-// its KEEP_CODES most recently seen codes (an analyzer babbling random codes never grows the table).
+// its KEEP_CODES most recently seen codes, pruned in the very transaction that outgrew them (an analyzer, or anyone on
+// its port, babbling random codes never grows the table past them, nor the page that lists it).
 import type Database from 'better-sqlite3';
 import type { KeyedResult } from '../result.js';
 import type { Rejection } from '../message.js';
@@ -12,7 +13,6 @@ export const KEEP_CODES = 500;
 /** A value longer than this is kept cut, with an ellipsis. */
 const VALUE_CHARS = 120;
 const CHUNK = 64;
-const HOUR_MS = 3_600_000;
 
 /** One code as the page lists it. */
 export interface CodeSeen {
@@ -36,14 +36,16 @@ export class InstrumentCodes {
   private readonly byCount = new Map<number, Database.Statement>();
   private readonly prune: Database.Statement;
   private readonly list: Database.Statement;
-  /** The hour each instrument was last pruned in by this process. */
-  private readonly pruned = new Map<string, number>();
+  private readonly count: Database.Statement;
+  /** At least as many rows as each instrument holds (a message's codes are counted as new until a count says otherwise). */
+  private readonly atMost = new Map<string, number>();
 
   constructor(private readonly db: Database.Database) {
     this.prune = db.prepare(`DELETE FROM instrument_codes WHERE instrument_id = ? AND code NOT IN
       (SELECT code FROM instrument_codes WHERE instrument_id = ? ORDER BY last_at DESC LIMIT ${KEEP_CODES})`);
     this.list = db.prepare(`SELECT instrument_id AS instrumentId, code, seen, last_value AS lastValue, last_unit AS lastUnit,
       last_at AS lastAt FROM instrument_codes ORDER BY instrument_id, code`);
+    this.count = db.prepare('SELECT count(*) FROM instrument_codes WHERE instrument_id = ?').pluck();
   }
 
   /** Counts the codes of one message received at `receivedAt`: its stored results and its rejections. */
@@ -56,11 +58,15 @@ export class InstrumentCodes {
       const chunk = rows.slice(from, from + CHUNK);
       this.statement(chunk.length).run(chunk.flatMap(([code, t]) => [instrumentId, code, t.seen, t.value, t.unit, receivedAt]));
     }
-    const hour = Math.floor(receivedAt / HOUR_MS);
-    if (rows.length > 0 && this.pruned.get(instrumentId) !== hour) {
-      this.pruned.set(instrumentId, hour);
-      this.prune.run(instrumentId, instrumentId);
-    }
+    if (rows.length > 0) this.bound(instrumentId, rows.length);
+  }
+
+  // Counting and pruning only when the rows might exceed KEEP_CODES: a steady analyzer's known codes cost neither.
+  private bound(instrumentId: string, added: number): void {
+    const atMost = (this.atMost.get(instrumentId) ?? (this.count.get(instrumentId) as number)) + added;
+    if (atMost <= KEEP_CODES) return void this.atMost.set(instrumentId, atMost);
+    this.prune.run(instrumentId, instrumentId);
+    this.atMost.set(instrumentId, this.count.get(instrumentId) as number);
   }
 
   /** Every code of every instrument, by instrument and code. */

@@ -79,6 +79,20 @@ describe('codes seen', () => {
     expect(codes).not.toContain('C1');
   });
 
+  it(`never holds more than ${KEEP_CODES} codes of an instrument, however many arrive within the hour`, () => {
+    const { store } = opened();
+    // Twenty messages of a thousand new codes each, a second apart (an analyzer, or anyone on its port, babbling).
+    for (let m = 0; m < 20; m++) {
+      const codes = Array.from({ length: 1_000 }, (_, i) => unmapped(`M${m}C${i}`, '1', null));
+      store.ingest(at(message([], codes), RECEIVED + m * 1_000));
+      expect(store.codesSeen().length).toBeLessThanOrEqual(KEEP_CODES);
+    }
+    // The newest kept; another instrument's codes untouched.
+    expect(store.codesSeen().every((c) => c.code.startsWith('M19C'))).toBe(true);
+    store.ingest(at(message([], [unmapped('NA', '140', 'mmol/L')]), RECEIVED + 30_000, 'chem-2'));
+    expect(store.codesSeen().filter((c) => c.instrumentId === 'chem-2')).toHaveLength(1);
+  });
+
   it('an upgraded store lists the codes of its results and of its rejected captures', () => {
     const { store, reopen } = opened();
     store.ingest(message([result(1), result(2)], [unmapped('GLU', '5.4', 'mmol/L')]));

@@ -4,7 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DrainStatus } from '../../src/delivery/drain.js';
 import type { PortStatus } from '../../src/transport/supervisor.js';
 import { DailyCounters } from '../../src/web/status/daily-counters.js';
+import { CODES_SHOWN } from '../../src/web/status/codes-view.js';
 import { gatewayStatusSource } from '../../src/web/status/gateway-source.js';
+import { codesSection } from '../../src/web/status/render-codes.js';
 import { message, result, scratch } from '../store/store-fixtures.js';
 
 const cleanups: (() => void)[] = [];
@@ -249,8 +251,35 @@ describe('codes seen through the gateway source', () => {
           expect.objectContaining({ code: 'NA', problem: 'not mapped' }),
           expect.objectContaining({ code: 'K', loinc: '2823-3', problem: null, yaml: '- { code: "K", loinc: "2823-3", unit: "mmol/L" }' }),
         ],
+        total: 4,
+        needMapping: 3,
       },
     ]);
+  });
+
+  it(`lists at most ${CODES_SHOWN} codes of an instrument, those needing a mapping first, then the newest, and says how many it keeps`, async () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    const store = s.open();
+    const unmapped = (code: string) => ({ reason: `unmapped test code '${code}'`, analyzerCode: code, observed: { value: '1', unit: null } });
+    // Four messages of a hundred codes a minute apart, then a mapped one.
+    for (let m = 0; m < 4; m++) {
+      const msg = message(
+        [],
+        Array.from({ length: 100 }, (_, i) => unmapped(`M${m}C${i}`)),
+      );
+      store.ingest({ ...msg, capture: { ...msg.capture, receivedAt: msg.capture.receivedAt + m * 60_000 } });
+    }
+    store.ingest(message([result(1)]));
+    const source = gatewayStatusSource({ gatewayId: 'gw-1', now: s.clock.now, store, drains: () => [], instruments: () => [port('connected')] });
+    const snapshot = await source.snapshot();
+    const [chem] = snapshot.codesSeen!;
+    expect(chem).toMatchObject({ instrumentId: 'chem-1', total: 401, needMapping: 401 });
+    expect(chem!.codes).toHaveLength(CODES_SHOWN);
+    expect(chem!.codes.every((c) => c.code.startsWith('M3C'))).toBe(true);
+    const section = codesSection(snapshot).value;
+    expect(section.match(/<tr data-code=/g)).toHaveLength(CODES_SHOWN);
+    expect(section).toContain('100 of the 401 codes kept are listed');
   });
 });
 

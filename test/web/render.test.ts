@@ -193,6 +193,8 @@ describe('codes seen', () => {
               yaml: '- { code: "K<b>", loinc: "2823-3", unit: "mmol/L" }',
             },
           ],
+          total: 2,
+          needMapping: 1,
         },
       ],
     }).value;

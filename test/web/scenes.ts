@@ -190,6 +190,8 @@ export function onboardingState(h: Harness): void {
         seen('UBG', '0.2', 'mg/dL', null, 'not mapped', '- { code: "UBG", loinc: "", unit: "mg/dL" }'),
         seen('GLU', 'Negative', null, '5792-7', null, '- { code: "GLU", loinc: "5792-7", unit: null }'),
       ],
+      total: 3,
+      needMapping: 2,
     },
   ];
   h.source.state.rejectedCaptures.push({

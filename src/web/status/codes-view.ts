@@ -6,18 +6,29 @@ import { lookupAnalyte } from '../../config/mapping.js';
 import type { CodeSeen } from '../../store/instrument-codes.js';
 import type { CodeSeenView, InstrumentCodesView } from './source.js';
 
+/** Codes listed per instrument on the page and in /status.json: those needing a mapping first, then the newest. */
+export const CODES_SHOWN = 100;
+
 /** The codes of each instrument in `instruments` (in that order); `mappingOf` is its mapping now (undefined: none). */
 export function codesView(
   rows: readonly CodeSeen[],
   instruments: readonly string[],
   mappingOf: (id: string) => readonly AnalyteMapping[] | undefined,
 ): InstrumentCodesView[] {
+  const byInstrument = new Map<string, CodeSeen[]>();
+  for (const r of rows) {
+    const list = byInstrument.get(r.instrumentId);
+    if (list) list.push(r);
+    else byInstrument.set(r.instrumentId, [r]);
+  }
   return instruments.flatMap((instrumentId) => {
     const mapping = mappingOf(instrumentId) ?? [];
-    const codes = rows.filter((r) => r.instrumentId === instrumentId).map((r) => codeView(r, mapping));
-    if (codes.length === 0) return [];
-    codes.sort((a, b) => Number(b.problem !== null) - Number(a.problem !== null) || a.code.localeCompare(b.code));
-    return [{ instrumentId, codes }];
+    const all = (byInstrument.get(instrumentId) ?? []).map((r) => codeView(r, mapping));
+    if (all.length === 0) return [];
+    const needsFirst = (a: CodeSeenView, b: CodeSeenView): number => Number(b.problem !== null) - Number(a.problem !== null);
+    const codes = all.sort((a, b) => needsFirst(a, b) || b.lastAt - a.lastAt).slice(0, CODES_SHOWN);
+    codes.sort((a, b) => needsFirst(a, b) || a.code.localeCompare(b.code));
+    return [{ instrumentId, codes, total: all.length, needMapping: all.filter((c) => c.problem !== null).length }];
   });
 }
 

@@ -19,9 +19,13 @@ function instrumentCodes(i: InstrumentCodesView, now: number): SafeHtml {
     ? html`<p>Under <code>mapping:</code> of <code>${i.instrumentId}</code>, add or replace these lines, fill in each LOINC, then reload:</p>
 <pre class="yaml" data-mapping-lines="${i.instrumentId}">${yamlBlock(needed.map((c) => c.yaml))}</pre>`
     : html`<p class="note">Every code is mapped.</p>`;
-  return html`<article class="codes" data-codes="${i.instrumentId}"><h3>${i.instrumentId} <span class="count">${needed.length}</span> <small>need a mapping</small></h3>
+  const more =
+    i.total > i.codes.length
+      ? html`<p class="note" data-codes-listed="${i.codes.length}">${i.codes.length} of the ${i.total} codes kept are listed: those needing a mapping first, then the most recently seen.</p>`
+      : '';
+  return html`<article class="codes" data-codes="${i.instrumentId}"><h3>${i.instrumentId} <span class="count">${i.needMapping}</span> <small>need a mapping</small></h3>
 ${lines}<div class="scroll"><table><thead><tr><th>Code</th><th>Seen</th><th>Last value</th><th>Last</th><th>Mapping</th></tr></thead>
-<tbody>${i.codes.map((c) => codeRow(c, now))}</tbody></table></div></article>`;
+<tbody>${i.codes.map((c) => codeRow(c, now))}</tbody></table></div>${more}</article>`;
 }
 
 /** Every configured instrument's codes; nothing when none has sent a code yet. */

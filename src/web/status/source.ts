@@ -157,7 +157,11 @@ export interface CodeSeenView {
 /** The codes of one instrument, those that need a mapping first. */
 export interface InstrumentCodesView {
   instrumentId: string;
+  /** At most CODES_SHOWN (codes-view.ts): those needing a mapping first, then the most recently seen. */
   codes: CodeSeenView[];
+  /** Codes the store keeps for the instrument, and how many of them need a mapping (listed or not). */
+  total: number;
+  needMapping: number;
 }
 
 /** The last 24 hours, hour by hour, from the store's counters. */
