@@ -24,6 +24,16 @@ const nonEmptyTrimmed = z.string().trim().min(1, 'must not be empty');
 // A specimen id of only control or format characters (`\X00\`, `&X00&`) is line noise, not an accession.
 const printable = /[^\p{Cc}\p{Cf}\p{Z}\s]/u;
 
+/**
+ * An accession: what identifies a specimen, so what cannot be read with certainty is none (invariant 8). U+FFFD stands
+ * where a byte could not be decoded in the instrument's charset (a UTF-8 instrument sending a Latin-1 byte, line
+ * noise): the id it was part of is unknown, and keying a result or a query on the rest would name another specimen.
+ * The one rule for every driver's results and every host query's specimens.
+ */
+export const accessionSchema = nonEmptyTrimmed
+  .refine((a) => printable.test(a), 'must hold a printable character')
+  .refine((a) => !a.includes('\ufffd'), "holds a byte the instrument's charset could not decode (U+FFFD)");
+
 /** Where a result came from; never part of the key. */
 export const provenanceSchema = z.object({
   gatewayId: nonEmptyTrimmed,
@@ -40,7 +50,7 @@ export type Provenance = z.infer<typeof provenanceSchema>;
 /** A normalized result, validated. `resultedAt` is always in the canonical key form. */
 export const keyedResultSchema = z
   .object({
-    accession: nonEmptyTrimmed.refine((a) => printable.test(a), 'must hold a printable character'),
+    accession: accessionSchema,
     analyteLoinc: nonEmptyTrimmed.transform((s) => s.toUpperCase()),
     instrumentId: nonEmptyTrimmed,
     resultedAt: z.string().regex(canonicalInstantPattern, 'must be YYYY-MM-DDTHH:MM:SS+00:00'),

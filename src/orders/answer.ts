@@ -1,6 +1,7 @@
 // From the LIMS's orders to what one instrument is answered: the reverse mapping (LOINC → the analyzer's code, from
 // the instrument's own mapping), the tests the analyzer asked about, and the specimens the query named. Pure.
 import type { AnalyteMapping } from '../config/mapping.js';
+import { accessionSchema } from '../result.js';
 import type { InstrumentOrder, InstrumentSpecimen, NoInformationReason, OrderQuery, SpecimenOrders, SpecimenSelector } from './order.js';
 
 /** What the LIMS said for one lookup (an accession, or the pending worklist), or why it said nothing usable. */
@@ -92,6 +93,23 @@ export function boundQueries(queries: readonly OrderQuery[], max: number): { que
   });
   // A query whose every specimen was refused asks nothing any more; one that named none is answered as before.
   return { queries: bounded.filter((q, i) => q.specimens.length > 0 || queries[i]!.specimens.length === 0), refused };
+}
+
+/**
+ * The queries without the specimens whose ids cannot be read with certainty (src/result.ts accessionSchema: one rule
+ * for results and queries), and how many were so refused. Looking up what is left of a half-decoded id would answer
+ * for another specimen.
+ */
+export function readableQueries(queries: readonly OrderQuery[]): { queries: OrderQuery[]; unreadable: number } {
+  let unreadable = 0;
+  const readable = (s: SpecimenSelector): boolean => {
+    const ids = s.kind === 'id' ? [s.accession] : s.kind === 'range' ? [s.from, s.to] : [];
+    const ok = ids.every((id) => accessionSchema.safeParse(id).success);
+    if (!ok) unreadable += 1;
+    return ok;
+  };
+  const kept = queries.map((q) => ({ ...q, specimens: q.specimens.filter(readable) }));
+  return { queries: kept.filter((q, i) => q.specimens.length > 0 || queries[i]!.specimens.length === 0), unreadable };
 }
 
 /**

@@ -5,7 +5,7 @@
 import type { AnalyteMapping } from '../config/mapping.js';
 import type { Clock } from '../clock.js';
 import type { Log } from '../log.js';
-import { boundQueries, decideAnswer, dispatchedOrders, lookupPlan, ordersFor, type Lookup, type OrderAnswer } from './answer.js';
+import { boundQueries, decideAnswer, readableQueries, dispatchedOrders, lookupPlan, ordersFor, type Lookup, type OrderAnswer } from './answer.js';
 import { lookUp, type LookedUp, type OrdersSource } from './lookups.js';
 import type { InstrumentSpecimen, OrderQuery, SpecimenOrders } from './order.js';
 
@@ -80,13 +80,18 @@ export class OrderDesk {
     const { deps } = this;
     if (sent.every((q) => q.request === 'cancel')) return null;
     this.count(receivedAt, 'queries');
-    const { queries, refused } = boundQueries(sent, deps.maxSpecimens);
-    if (refused > 0) {
+    const bounded = boundQueries(sent, deps.maxSpecimens);
+    if (bounded.refused > 0) {
       this.count(receivedAt, 'specimens-over-limit');
       deps.log.warn(
-        { refused, maxSpecimens: deps.maxSpecimens },
+        { refused: bounded.refused, maxSpecimens: deps.maxSpecimens },
         'host query names more specimens than one query may; the rest are not looked up nor answered',
       );
+    }
+    const { queries, unreadable } = readableQueries(bounded.queries);
+    if (unreadable > 0) {
+      this.count(receivedAt, 'specimens-unreadable');
+      deps.log.warn({ unreadable }, 'host query specimen ids that could not be decoded are not looked up nor answered');
     }
     const reserve = answerReserveMs(deps.queryTimeoutMs);
     const budget = Math.max(0, receivedAt + deps.queryTimeoutMs - reserve - deps.clock.now());

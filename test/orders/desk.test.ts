@@ -206,6 +206,25 @@ describe('the order desk', () => {
     }
   });
 
+  it('a specimen id that could not be decoded (U+FFFD) is not looked up: refused and counted, the others answered', async () => {
+    const store = scratch().open();
+    const { seen, source } = counting(client);
+    const d = new OrderDesk({
+      instrumentId: 'chem-1',
+      mapping,
+      queryTimeoutMs: 10_000,
+      ...bounds,
+      clock: systemClock,
+      log: silent,
+      source,
+      ledger: store.orders,
+    });
+    const ticket = (await d.ask([q('S\ufffd2', 'S2')], Date.now()))!;
+    expect(seen.lookups).toBe(1);
+    expect(ticket.answer).toMatchObject({ kind: 'orders', without: [] });
+    expect(store.orders.figures(localDay(Date.now()))[0]?.figures).toMatchObject({ queries: 1, 'specimens-unreadable': 1 });
+  });
+
   it('a LIMS answering 503 or down: "no information" saying why; a cancel gets no answer', async () => {
     const s = scratch();
     const d = desk(s.open());
