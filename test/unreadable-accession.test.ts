@@ -31,7 +31,7 @@ describe('an accession with a byte that could not be decoded', () => {
       ['MSH|^~\\&|HEM|LAB|||20260701101600||ORU^R01|77|P|2.5', 'PID|1', 'OBR|1||24K0231|GLU', 'OBX|1|NM|GLU||5|mmol/L||N|||F|||20260701101500'].join('\r') +
         '\r',
     );
-    const [d] = decodeHl7Capture(raw, profile(glucose), { charset: 'utf8' });
+    const [d] = decodeHl7Capture(Buffer.concat([bytes('<VT>'), raw, bytes('<FS><CR>')]), profile(glucose), { charset: 'utf8' });
     expect(d!.results).toEqual([]);
     expect(d!.rejections.map((r) => r.reason)).toEqual([expect.stringMatching(undecodable)]);
   });
