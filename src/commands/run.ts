@@ -26,7 +26,7 @@ export const command: Command = (args, io) => runGateway(args, io);
  * the gateway's parts, and a callback once the gateway reported ready.
  */
 export interface RunHooks {
-  deps?: Pick<GatewayDeps, 'statfs' | 'diskIntervalMs' | 'beforeCommit'>;
+  deps?: Pick<GatewayDeps, 'statfs' | 'diskIntervalMs' | 'beforeCommit' | 'beforeConfigRename'>;
   afterReady?: () => void;
 }
 
@@ -45,7 +45,17 @@ export async function runGateway(args: string[], io: CliIo, hooks: RunHooks = {}
   const faults = new ProcessFaults(errors);
   faults.install(process);
   const notifier = new SystemdNotifier({ env: io.env, pid: process.pid, log });
-  const gateway = new Gateway(config, { clock: systemClock, random: Math.random, log, processMetrics: true, faults, configFile: file, ...hooks.deps });
+  const gatewayZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const gateway = new Gateway(config, {
+    clock: systemClock,
+    random: Math.random,
+    log,
+    processMetrics: true,
+    faults,
+    configFile: file,
+    gatewayZone,
+    ...hooks.deps,
+  });
   const reloads = reloadOnHangup(gateway, log);
   // Listening before start: a SIGTERM during start-up must take the clean path, not Node's default (death by signal).
   const signal = new Promise<NodeJS.Signals>((resolve) => {

@@ -196,6 +196,8 @@ export const configSchema = z.strictObject({
         host: z.string().default('127.0.0.1'),
         port: z.number().int().min(0).max(65535).default(8080),
         tokenFile: filePath.optional(),
+        /** The admin token: a status page session unlocked with it may change the configuration (none: nobody may). */
+        adminTokenFile: filePath.optional(),
         /** Sockets the listener holds at once (idle ones make room for new ones); well below the unit's LimitNOFILE. */
         maxConnections: z.number().int().min(8).max(1024).default(256),
       })

@@ -28,6 +28,7 @@ import type { IngestPort } from '../runner-contract.js';
 import { InstrumentSet } from './instrument-set.js';
 import { superviseInstrument, type InstrumentHandle } from './instruments.js';
 import { Lifecycle, type Part } from './lifecycle.js';
+import { configurationPages } from './config-source.js';
 import { ConfigReloader, type ReloadStatus } from './reload.js';
 import { enabledSinkNames, qcSinkNames } from './sinks.js';
 import { gatewayWeb } from './web.js';
@@ -289,6 +290,7 @@ export class Gateway {
       bound: () => this.bound,
       retention: () => this.retention,
       reload: () => this.reloadStatus(),
+      ...configurationPages(deps, { running: () => this.config, reload: () => this.reload(), newPorts: () => [] }),
     });
     return this.web.start();
   }

@@ -26,6 +26,8 @@ import { TokenFile } from '../web/status/token-file.js';
 import { gatewayFigures } from './gateway-figures.js';
 import { reloadHealth, type ReloadStatus } from './reload.js';
 import { reprocessCapture } from './reprocess.js';
+import { gatewayConfigSource, type ConfigSourceParts } from './config-source.js';
+import { configRoutes } from '../web/config/routes.js';
 import { twoWayInstruments } from '../config/two-way-checks.js';
 
 /** The running parts the listener reads; providers, because they change after start. */
@@ -47,6 +49,8 @@ export interface GatewayWebParts {
   retention: () => Retention | undefined;
   /** The last configuration reload's outcome (null before the first, or without a configuration file). */
   reload?: () => ReloadStatus | null;
+  /** The configuration pages (/configure), when the gateway runs from a configuration file it can reload. */
+  configuration?: Omit<ConfigSourceParts, 'bound' | 'instruments' | 'store' | 'log' | 'now' | 'delivered'>;
 }
 
 /** Builds the listener (not started). */
@@ -55,15 +59,30 @@ export function gatewayWeb(parts: GatewayWebParts): WebServer {
   const http = config.gateway.http;
   const pageLog = parts.log.child({ part: 'status-page' });
   const token = http.tokenFile ? new TokenFile(http.tokenFile, clock.now, pageLog) : undefined;
+  const adminToken = http.adminTokenFile ? new TokenFile(http.adminTokenFile, clock.now, pageLog) : undefined;
   const page = statusPage(statusSource(parts), {
     requireToken: !isLoopbackHost(http.host),
     ...(token ? { token: token.current } : {}),
+    ...(adminToken ? { adminToken: adminToken.current } : {}),
     revoked: new FileRevokedSessions(join(config.gateway.dataDir, 'status-sessions-revoked.json')),
     now: clock.now,
     log: pageLog,
   });
   const log = parts.summarized(parts.log.child({ part: 'http' }));
   const web = new WebServer({ host: http.host, port: http.port, log, guard: page.guard, routes: page.routes, limits: { max: http.maxConnections } });
+  if (parts.configuration) {
+    const delivered = (): void => parts.drains().forEach((d) => d.notify());
+    const source = gatewayConfigSource({
+      ...parts.configuration,
+      bound: parts.bound,
+      instruments: parts.instruments,
+      store,
+      log: pageLog,
+      now: clock.now,
+      delivered,
+    });
+    for (const route of configRoutes({ source, auth: page.auth, gatewayId: config.gateway.id, now: clock.now, log: pageLog })) web.route(route);
+  }
   web.route(
     healthRoute({
       ready: parts.ready,

@@ -250,4 +250,7 @@ export const migrations: readonly Migration[] = [
     step_ms    INTEGER NOT NULL               -- how far the wall clock moved beyond the time that passed (negative: back)
   );
   `,
+  /* 9: the configuration's changes from the status page, read back without scanning every result's audit entry */ `
+  CREATE INDEX audit_configuration ON audit (id) WHERE action GLOB 'config-*';
+  `,
 ];

@@ -11,6 +11,7 @@ import type { DecodedMessage, InboundMessage, IngestSummary } from '../message.j
 import { CaptureJournal, type JournaledCapture, type RejectedCapture } from './captures.js';
 import { ConflictResolver, type ConflictChoice, type Resolution } from './conflict-resolution.js';
 import { Checkpointer } from './checkpointer.js';
+import { ConfigurationChanges, type ConfigurationChange } from './configuration-changes.js';
 import { openDatabase } from './database.js';
 import { makePrivateDir, makePrivateFile } from './private-files.js';
 import { ResultWriter } from './ingest.js';
@@ -27,6 +28,7 @@ import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type 
 
 export type {
   BacklogSample,
+  ConfigurationChange,
   CodeSeen,
   ConflictChoice,
   HourFigures,
@@ -95,6 +97,8 @@ export class Store {
   readonly sinkFigures: SinkFigures;
   /** The time due times are written in, which never steps (steady-time.ts). */
   readonly steady: SteadyTime;
+  /** The configuration changes in the audit log (the status page's saves and restores). */
+  readonly configChanges: ConfigurationChanges;
   private readonly journal: CaptureJournal;
   private readonly writer: ResultWriter;
   private readonly reads: StoreReads;
@@ -125,6 +129,7 @@ export class Store {
     this.sinkFigures = new SinkFigures(db);
     this.commits = new MessageCommits(db, { journal: this.journal, writer: this.writer, days: this.days, codes: this.codes }, options.now, due);
     this.maxResultId = db.prepare('SELECT COALESCE(MAX(id), 0) FROM results').pluck();
+    this.configChanges = new ConfigurationChanges(db);
     const resolver = new ConflictResolver(db, options.sinks, options.qcSinks);
     this.resolveTx = db.transaction((id, choice, actor, now, due) => resolver.resolve(id, choice, actor, now, due));
   }

@@ -27,6 +27,8 @@ export function message(results: KeyedResult[], rejections: Rejection[] = [], ra
 export function downgradeBefore(store: Store, migration: number): void {
   for (const later of migrations.slice(migration)) {
     for (const [, table] of typeof later === 'string' ? later.matchAll(/CREATE TABLE (\w+)/g) : []) store.db.exec(`DROP TABLE ${table}`);
+    // An index on a table an earlier migration made outlives the drops above.
+    for (const [, index] of typeof later === 'string' ? later.matchAll(/CREATE INDEX (\w+)/g) : []) store.db.exec(`DROP INDEX IF EXISTS ${index}`);
   }
   store.db.pragma(`user_version = ${migration}`);
 }

@@ -14,8 +14,11 @@ export function faultHooks(env: NodeJS.ProcessEnv): RunHooks {
   const diskIntervalMs = positive(env['LABGATE_FAULT_DISK_INTERVAL_MS']);
   const pauseMs = positive(env['LABGATE_FAULT_PAUSE_BEFORE_COMMIT_MS']);
   const rejectMs = positive(env['LABGATE_FAULT_UNHANDLED_REJECTION_MS']);
+  // The power cut of a configuration save at its worst instant: the new text durable under its temporary name, not renamed.
+  const killBeforeRename = env['LABGATE_FAULT_KILL_BEFORE_CONFIG_RENAME'] === '1';
   return {
     deps: {
+      ...(killBeforeRename ? { beforeConfigRename: () => void process.kill(process.pid, 'SIGKILL') } : {}),
       ...(statfs ? { statfs } : {}),
       ...(diskIntervalMs ? { diskIntervalMs } : {}),
       ...(pauseMs ? { beforeCommit: pauseBeforeCommit(pauseMs) } : {}),

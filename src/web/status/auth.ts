@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isLoopbackHost } from '../../config/loopback.js';
 import { send, type RequestGuard } from '../server.js';
+import { AdminRights, cookieValue } from './admin-rights.js';
 import { paths } from './paths.js';
 import { loginPage, refusalPage } from './render-page.js';
 import { LoginLimiter } from './login-limiter.js';
@@ -32,6 +33,8 @@ export interface StatusAuthOptions {
   allowedHosts?: readonly string[];
   /** Further origins an action may come from (`https://gateway.lab` behind a TLS proxy that rewrites Host). */
   allowedOrigins?: readonly string[];
+  /** The contents of gateway.http.adminTokenFile: the right to change the configuration (admin-rights.ts). */
+  adminToken?: () => string | undefined;
 }
 
 const COOKIE = 'labgate_session';
@@ -55,14 +58,6 @@ function hostnameOf(host: string | undefined): string {
   return (bracketed ? bracketed[1]! : host.replace(/:\d+$/, '')).toLowerCase();
 }
 
-function cookieValue(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
-
 /** The session check, the login, and the CSRF and origin checks of actions. */
 export class StatusAuth {
   readonly requireToken: boolean;
@@ -72,6 +67,8 @@ export class StatusAuth {
   private readonly sessions = new WeakMap<IncomingMessage, Session>();
   private readonly limiter = new LoginLimiter();
   private readonly revoked: RevokedSessions;
+  /** The second level: unlocking a session to change the configuration. */
+  readonly admin: AdminRights;
 
   constructor(private readonly options: StatusAuthOptions) {
     this.requireToken = options.requireToken;
@@ -80,6 +77,13 @@ export class StatusAuth {
     }
     this.maxAgeMs = options.sessionMaxAgeMs ?? 30 * DAY_MS;
     this.revoked = options.revoked ?? new MemoryRevokedSessions();
+    this.admin = new AdminRights({
+      ...(options.adminToken ? { adminToken: options.adminToken } : {}),
+      viewToken: () => this.token(),
+      now: options.now,
+      ...(options.secureCookie ? { secureCookie: true } : {}),
+      limiter: this.limiter,
+    });
   }
 
   /** The WebServer guard: security headers on every answer, then the host or token check. */

@@ -1,11 +1,19 @@
 // The page's only script, served as /status.js (no build step; CSP allows scripts from 'self' only). It polls
 // the live fragment every two seconds with If-None-Match, swaps it in when it changed, and keeps relative times
-// current in between, and asks before the two actions that touch many or clinical records (data-confirm).
+// current in between, and asks before the two actions that touch many or clinical records (data-confirm). On the
+// configuration pages it only fills a suggested LOINC into its field.
 // Without it the page is complete; it just does not move and does not ask.
 
 /** The client script's source. */
 export const clientScript = `'use strict';
 (() => {
+  // A suggestion's "Use" button fills its field; the person still previews and applies the change.
+  document.addEventListener('click', (event) => {
+    const button = event.target.closest && event.target.closest('button[data-fill]');
+    if (!button) return;
+    const input = document.getElementById(button.dataset.fill);
+    if (input) { input.value = button.dataset.value; input.focus(); }
+  });
   const live = document.getElementById('live');
   if (!live) return;
   const url = live.dataset.fragment;

@@ -12,4 +12,13 @@ export const paths = {
   retryDeadLetter: '/actions/retry-dead-letter',
   resolveConflict: '/actions/resolve-conflict',
   reprocessCapture: '/actions/reprocess-capture',
+  configure: '/configure',
+  configureAdd: '/configure/add',
+  configureInstrument: '/configure/instrument',
+  configureMapping: '/configure/mapping',
+  configurePreview: '/configure/preview',
+  configureApply: '/configure/apply',
+  configureReprocess: '/configure/reprocess',
+  configureUnlock: '/configure/unlock',
+  configureLock: '/configure/lock',
 } as const;

@@ -3,6 +3,7 @@
 import { html, type SafeHtml } from './html.js';
 import { yamlBlock } from './render-detection.js';
 import { ago } from './render-marks.js';
+import { paths } from './paths.js';
 import type { CodeSeenView, InstrumentCodesView, StatusSnapshot } from './source.js';
 
 function codeRow(c: CodeSeenView, now: number): SafeHtml {
@@ -15,8 +16,9 @@ function codeRow(c: CodeSeenView, now: number): SafeHtml {
 
 function instrumentCodes(i: InstrumentCodesView, now: number): SafeHtml {
   const needed = i.codes.filter((c) => c.problem !== null);
+  const map = html`<p><a class="btn btn-primary" data-map="${i.instrumentId}" href="${paths.configureMapping}?${new URLSearchParams({ id: i.instrumentId }).toString()}">Map ${i.instrumentId}'s codes</a></p>`;
   const lines = needed.length
-    ? html`<p>Under <code>mapping:</code> of <code>${i.instrumentId}</code>, add or replace these lines, fill in each LOINC, then reload:</p>
+    ? html`${map}<p>Or, for an instrument in the main configuration file: under <code>mapping:</code> of <code>${i.instrumentId}</code>, add or replace these lines, fill in each LOINC, then reload:</p>
 <pre class="yaml" data-mapping-lines="${i.instrumentId}">${yamlBlock(needed.map((c) => c.yaml))}</pre>`
     : html`<p class="note">Every code is mapped.</p>`;
   const more =

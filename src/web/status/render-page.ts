@@ -24,8 +24,9 @@ const HEADLINE: Record<'green' | 'amber', string> = {
   amber: 'Working, but something needs a person',
 };
 
-// Only the status page loads the script: before login it would be refused anyway.
-function layout(title: string, body: SafeHtml, script = false): string {
+// Only the status and configuration pages load the script: before login it would be refused anyway.
+/** A whole document around `body`, with the stylesheet and, when asked, the page's script. */
+export function layout(title: string, body: SafeHtml, script = false): string {
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title>
 <link rel="stylesheet" href="${paths.css}">${script ? html`<script src="${paths.js}" defer></script>` : ''}</head>
@@ -48,7 +49,7 @@ export function statusPage(s: StatusSnapshot, ctx: PageContext): string {
   const flash = ctx.flash === null ? '' : html`<p class="flash${ctx.flash.ok ? '' : ' flash-error'}" role="status">${ctx.flash.text}</p>`;
   return layout(
     `labgate ${s.gatewayId}`,
-    html`<header class="top"><h1>labgate <small>${s.gatewayId}</small></h1>${logout}</header>${flash}
+    html`<header class="top"><h1>labgate <small>${s.gatewayId}</small></h1><nav class="top-links"><a href="${paths.configure}">Configure</a>${logout}</nav></header>${flash}
 <main id="live" data-now="${s.now}" data-fragment="${paths.fragment}">${liveFragment(s, ctx.csrf)}</main>
 <footer><a href="${paths.page}">Refresh</a> · <a href="${paths.json}">JSON</a></footer>`,
     true,

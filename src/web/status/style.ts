@@ -58,5 +58,14 @@ svg.chart .backlog-area { fill: #ffebe9; } svg.chart .backlog-line { fill: none;
 details { margin: 6px 0; } summary { cursor: pointer; min-height: 32px; }
 .empty, .never, .note { color: var(--muted); } ul.reasons { margin: 0; padding-left: 18px; }
 .login { max-width: 420px; margin: 24px auto; } .login input { width: 100%; min-height: 44px; font: inherit; margin: 6px 0 12px; padding: 8px; }
+.top-links { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; } .top-links a { color: #fff; } .who { opacity: .9; }
+.configure .field { margin: 8px 0; display: flex; flex-direction: column; gap: 2px; max-width: 560px; }
+.configure input, .configure select, .configure textarea { min-height: 40px; font: inherit; padding: 6px; border: 1px solid var(--line); border-radius: 6px; }
+.configure textarea { font-family: ui-monospace, monospace; font-size: .9rem; }
+.field-error input, .field-error select, .field-error textarea, tr.field-error input { border-color: var(--red); }
+.field-problem { color: var(--red); display: block; } .suggestion { font-size: .85rem; margin-top: 2px; }
+pre.diff { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px; overflow-x: auto; font-size: .85rem; }
+.diff-add { background: #dafbe1; display: block; } .diff-del { background: #ffebe9; display: block; } .diff-keep, .diff-gap { display: block; color: var(--muted); }
+ul.changes { padding-left: 18px; } ul.changes li { margin: 6px 0; } form.unlock { max-width: 420px; }
 @media (max-width: 600px) { body { font-size: 15px; } main { padding: 6px; } .cards, .charts { grid-template-columns: 1fr; } th, td { padding: 5px 6px; } }
 `;
