@@ -31,6 +31,8 @@ class AstmRunner implements DriverRunner {
   /** Inputs that arrived while effects were being carried out (a transport calling back during a write). */
   private readonly inputs: LineInput[] = [];
   private feeding = false;
+  /** Effects of protocol traffic performed so far (Transport.talking). */
+  private traffic = 0;
   private readonly path: CommitPath;
   private readonly twoWay: AstmTwoWay | null;
 
@@ -70,7 +72,9 @@ class AstmRunner implements DriverRunner {
     this.ctx.onEvent({ kind: 'bytes', count: data.length });
     const accepting = this.ctx.accepting();
     if (accepting !== this.state.receiver.accepting) this.feed({ kind: 'accepting', accepting });
+    const before = this.traffic;
     this.feed({ kind: 'bytes', data });
+    if (this.traffic !== before) this.ctx.transport.talking?.();
   }
 
   private feed(input: LineInput): void {
@@ -88,6 +92,8 @@ class AstmRunner implements DriverRunner {
 
   /** Carries out one effect; a commit's outcome comes back as a later input. */
   private perform(effect: LineEffect, after: LineState): LineInput | void {
+    // ENQ, a frame, EOT (or a bare record) leave more than noise and a timer behind: the session is talking.
+    if (effect.kind !== 'noise' && effect.kind !== 'arm-timer') this.traffic++;
     switch (effect.kind) {
       case 'write':
         this.ctx.transport.write(effect.data).catch((err: Error) => this.ctx.log.warn({ err: err.message }, 'astm write failed'));

@@ -54,7 +54,10 @@ class Hl7Runner implements DriverRunner {
   private onData(data: Buffer): void {
     if (!this.running) return;
     this.ctx.onEvent({ kind: 'bytes', count: data.length });
-    this.apply(framingStep(this.state, data, this.options.maxMessageBytes));
+    const step = framingStep(this.state, data, this.options.maxMessageBytes);
+    // A block (whole, cut short or too large) is protocol traffic; bytes outside blocks are not.
+    if (step.effects.some((e) => e.kind !== 'noise')) this.ctx.transport.talking?.();
+    this.apply(step);
   }
 
   // A bare message ends when the next one starts or the line falls silent for idleMs.

@@ -64,6 +64,8 @@ class LineRunner implements DriverRunner {
     this.ctx.onEvent({ kind: 'bytes', count: data.length });
     const step = frameStep(this.framed, data, this.framing);
     this.framed = step.state;
+    // A printed line with something visible on it is traffic; blank lines and stray bytes are not.
+    if (step.events.some((e) => e.kind === 'line' && e.line.text.some((b) => b > 0x20 && b !== 0x7f))) this.ctx.transport.talking?.();
     this.onFraming(step.events);
   }
 

@@ -7,6 +7,7 @@ import { fileChecks } from '../config/file-checks.js';
 import { relabelProblems } from '../config/instruments-file.js';
 import { readConfiguration } from '../config/load.js';
 import { loincWarnings } from '../config/loinc.js';
+import { openPortWarnings } from '../config/open-ports.js';
 import { formatProblems } from '../config/problem.js';
 
 const help = `Usage: labgate check-config [--config FILE] [--credentials DIR] [--schema-only]
@@ -18,7 +19,7 @@ files it names:
 each must exist (with the service stopped, a /run/credentials/labgate.service/secret_<name> path is looked for
 as DIR/<name>, the unit's LoadCredential source), and secret files and the configuration should not be readable
 by every user (a warning), and a mapping's LOINC whose check digit is wrong is a warning too (the status page
-refuses one).
+refuses one), and so is an instrument listening on TCP without transport.allow (anyone on the network can hold it).
   --config FILE        default /etc/labgate/labgate.yaml
   --credentials DIR    default /etc/labgate/credentials
   --schema-only        the content alone, not the files it names (an installer's check before secrets exist)
@@ -38,7 +39,7 @@ export const command: Command = async (args, io) => {
   const files = values['schema-only']
     ? { problems: [], warnings: [] }
     : fileChecks(config, file, values.credentials ? { credentialsDir: values.credentials } : {});
-  const loincs = loincWarnings(config.instruments);
+  const loincs = [...loincWarnings(config.instruments), ...openPortWarnings(config.instruments)];
   files.warnings.push(...(layout ? relabelProblems(loincs, layout.mainCount, layout.instrumentsFile) : loincs));
   if (files.warnings.length) io.stderr.write(`${file}: warning${files.warnings.length === 1 ? '' : 's'}\n${formatProblems(files.warnings)}\n`);
   if (files.problems.length) return report(io, file, files.problems);

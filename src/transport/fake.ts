@@ -9,6 +9,12 @@ export class FakeTransport implements Transport {
   private closeListeners: ((info: CloseInfo) => void)[] = [];
   private closed = false;
   private writeListeners: ((data: Buffer) => void)[] = [];
+  /** How often the driver said the session was talking (protocol traffic read). */
+  talks = 0;
+
+  talking(): void {
+    this.talks++;
+  }
 
   async write(data: Buffer): Promise<void> {
     if (this.closed) throw new Error('transport closed');

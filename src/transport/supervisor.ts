@@ -252,6 +252,7 @@ function tap(inner: Transport, onBytes: () => void): Transport {
   return {
     write: (data) => inner.write(data),
     close: () => inner.close(),
+    talking: () => inner.talking?.(),
     onData: (l) => void dataListeners.push(l),
     onClose: (l) => (closed ? queueMicrotask(() => l(closed as CloseInfo)) : void closeListeners.push(l)),
   };

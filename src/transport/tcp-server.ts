@@ -5,7 +5,8 @@
 //   that connects once per message often reconnects before its previous connection's end has been read here;
 // - the waiting connection replaces the session once that has been silent for `replaceSilentMs` (an analyzer that
 //   rebooted leaves its old connection half-open, and a stranger's idle connection must not lock the analyzer out),
-//   while a session that is talking is never cut short;
+//   while a session that is talking is never cut short; talking is protocol traffic as its driver reads it
+//   (Transport.talking), never mere bytes: a stranger's NUL every 20 s keeps nobody out;
 // - an optional idle timeout closes a session that stays silent that long.
 // Every refusal is reported to `onRefused` (the supervisor logs it, summarized, and counts it). The listener stays
 // open whatever the clients do: only `close()` ends it.
@@ -136,7 +137,7 @@ export class TcpServerEndpoint {
     this.clock.clearTimeout(this.replaceTimer);
     const active = this.active;
     if (!active || !this.queued || this.queued.destroyed) return;
-    const silentMs = this.clock.now() - active.lastDataAt;
+    const silentMs = this.clock.now() - active.lastTalkAt;
     const wait = (this.options.replaceSilentMs ?? REPLACE_SILENT_MS) - silentMs;
     if (wait > 0) return void (this.replaceTimer = this.clock.setTimeout(() => this.replaceWhenSilent(peer), wait));
     void active.end(`replaced by a newer connection from ${peer} after ${Math.round(silentMs / 1000)} s of silence`);

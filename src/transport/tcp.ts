@@ -13,18 +13,17 @@ export class SocketTransport implements Transport {
   private closeListeners: ((info: CloseInfo) => void)[] = [];
   private closeInfo: CloseInfo | undefined;
   private lastError: Error | undefined;
-  /** Epoch ms of the session's start or of its last byte received, whichever is later. */
-  lastDataAt: number;
+  /** Epoch ms of the session's start or of the last protocol traffic its driver read (talking()), whichever is later. */
+  lastTalkAt: number;
 
   constructor(
     private readonly socket: Socket,
     private readonly now: () => number = Date.now,
   ) {
-    this.lastDataAt = now();
+    this.lastTalkAt = now();
     socket.setNoDelay(true);
     socket.setKeepAlive(true, KEEPALIVE_MS);
     socket.on('data', (data: Buffer) => {
-      this.lastDataAt = this.now();
       for (const l of this.dataListeners) l(data);
       // One chunk a turn of the event loop: libuv would otherwise read a fast peer many times in one turn, and an
       // instrument babbling over the network would delay the other instruments' commits and ACKs behind its bytes.
@@ -42,6 +41,10 @@ export class SocketTransport implements Transport {
   /** `host:port` of the peer, for logs. */
   get peer(): string {
     return `${this.socket.remoteAddress ?? '?'}:${this.socket.remotePort ?? '?'}`;
+  }
+
+  talking(): void {
+    this.lastTalkAt = this.now();
   }
 
   write(data: Buffer): Promise<void> {

@@ -14,4 +14,9 @@ export interface Transport {
   onClose(listener: (info: CloseInfo) => void): void;
   /** Closes the channel; onClose listeners fire once. */
   close(): Promise<void>;
+  /**
+   * The driver read protocol traffic (a frame, ENQ or EOT, an MLLP block, a printed line): the session is talking. Bytes
+   * alone are not (a NUL every few seconds would hold a listening port for ever); only a listening endpoint weighs it.
+   */
+  talking?(): void;
 }

@@ -158,6 +158,15 @@ instruments:
     expect(decode.code).toBe(2);
   });
 
+  it('warns, exit code 0, that an instrument listening on TCP without an allow-list can be held by anyone on the network', async () => {
+    const open = await run(['check-config', '--schema-only', '--config', file(valid)]);
+    expect(open.code).toBe(0);
+    expect(open.err).toContain('instruments[1].transport.allow: not set: anyone on the network can connect to port 5000 and hold it while hema1 waits');
+    const allowed = await run(['check-config', '--schema-only', '--config', file(valid.replace('port: 5000}', "port: 5000, allow: ['10.0.0.7']}"))]);
+    expect(allowed.code).toBe(0);
+    expect(allowed.err).not.toContain('transport.allow');
+  });
+
   it('exits 2 for an unreadable file', async () => {
     const r = await run(['check-config', '--config', '/nonexistent/labgate.yaml']);
     expect(r.code).toBe(2);

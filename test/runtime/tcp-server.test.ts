@@ -87,7 +87,8 @@ describe('TcpServerEndpoint on a lab network', () => {
     const old = await dial(port);
     const session = await first;
     const seen: string[] = [];
-    session.onData((d) => seen.push(d.toString()));
+    // As a driver would: what it reads here is protocol traffic (test/runtime/talking.test.ts: bytes alone are not).
+    session.onData((d) => (seen.push(d.toString()), session.talking?.()));
     let closed: CloseInfo | undefined;
     session.onClose((info) => (closed = info));
     clock.advance(20_000);
