@@ -30,7 +30,8 @@ container_boot() {
   for _ in $(seq 1 300); do
     kill -0 "$nspawn_pid" 2>/dev/null || { tail -20 "$work/console.log" >&2; fail "systemd-nspawn exited during boot"; }
     if [ -z "$init_pid" ]; then
-      pid="$(ps -o pid= --ppid "$nspawn_pid" | head -n1 | tr -d ' ')"
+      # Nothing yet is no error: nspawn may not have forked the container's init so far.
+      pid="$(ps -o pid= --ppid "$nspawn_pid" | head -n1 | tr -d ' ' || true)"
       [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = systemd ] && init_pid="$pid"
     fi
     if [ -n "$init_pid" ]; then
