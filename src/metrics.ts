@@ -15,7 +15,7 @@ export type { GatewayFigures, SinkBacklog } from './scrape-gauges.js';
 export type DeliveryOutcomeKind = 'delivered' | 'retry' | 'conflict' | 'dead';
 
 export interface MetricsOptions {
-  /** Clock for the drain-rate window. */
+  /** Clock for the drain-rate window: a monotonic one, so a step of the wall clock does not empty or stretch it. */
   now: () => number;
   /** Adds Node process metrics (RSS, CPU, event-loop lag); off in tests. */
   processMetrics?: boolean;

@@ -128,7 +128,7 @@ class AstmRunner implements DriverRunner {
    */
   private commit(raw: Buffer, text: Buffer, committing: LineState, then: (ok: boolean) => void): void {
     if (hasHeaderRecord(text)) {
-      const receivedAt = this.ctx.clock.now();
+      const receivedAt = this.ctx.clock.monotonic();
       this.path.commit(
         raw,
         () => this.decode(text, this.ctx.profile, this.options),

@@ -47,7 +47,7 @@ export class AstmTwoWay {
 
   constructor(private readonly deps: TwoWayDeps) {}
 
-  /** A query message committed at `receivedAt` (its text, for the reply's delimiters): answered before its deadline. */
+  /** A query message received at `receivedAt` (clock.monotonic; its text, for the reply's delimiters): answered before its deadline. */
   answer(queries: readonly OrderQuery[], text: string, receivedAt: number): void {
     if (this.stopped || !this.deps.options.orders.query) return;
     if (queries.every((q) => q.request === 'cancel')) return this.cancelQueued('the analyzer cancelled its query');
@@ -116,7 +116,7 @@ export class AstmTwoWay {
       deps.onEvent({ kind: 'substituted', characters: encoded.substituted });
       deps.log.warn({ characters: encoded.substituted, purpose: ticket.purpose }, "characters the instrument's charset cannot carry were replaced");
     }
-    const wait = Math.max(0, held.startBy - deps.clock.now());
+    const wait = Math.max(0, held.startBy - deps.clock.monotonic());
     const timer = Number.isFinite(wait)
       ? deps.clock.setTimeout(() => deps.cancel(held.id, "the analyzer's deadline passed before the line was free"), wait)
       : null;

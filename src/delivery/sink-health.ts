@@ -1,6 +1,7 @@
 // Each sink as health, the status page and /metrics see it: the drain's circuit beside the outbox backlog. Counting a
 // large pending backlog walks its index; while nothing changes (no commit, no outcome), every reader shares one count
 // for a couple of seconds instead of each blocking the event loop for it.
+import type { Clock } from '../clock.js';
 import type { SinkCounts } from '../store/outbox-operator.js';
 import type { DrainStatus } from './drain.js';
 
@@ -27,7 +28,8 @@ export class SinkHealthView {
   constructor(
     private readonly drains: () => readonly { status(): DrainStatus }[],
     private readonly counts: () => SinkCounts[],
-    private readonly now: () => number,
+    /** The wall clock for the oldest row's age, the monotonic one for how long a count is shared. */
+    private readonly clock: Pick<Clock, 'now' | 'monotonic'>,
   ) {}
 
   /** The counts changed (a commit, an outcome): the next reader counts again. */
@@ -37,8 +39,9 @@ export class SinkHealthView {
 
   /** One entry per drain, in the drains' order. */
   health(): SinkHealth[] {
-    const now = this.now();
-    if (!this.cache || now - this.cache.at > COUNTS_TTL_MS) this.cache = { at: now, counts: this.counts() };
+    const now = this.clock.now();
+    const at = this.clock.monotonic();
+    if (!this.cache || at - this.cache.at > COUNTS_TTL_MS) this.cache = { at, counts: this.counts() };
     const counts = this.cache.counts;
     return this.drains().map((drain) => {
       const status = drain.status();

@@ -1,4 +1,5 @@
 // The per-sink delivery report behind `labgate status`: pure, from outbox counts and the measured rate.
+import { formatDuration } from '../duration.js';
 import type { SinkCounts } from '../store/outbox-operator.js';
 
 /** One sink's line of the status report. Never carries a secret or patient data. */
@@ -20,16 +21,6 @@ export function sinkReport(c: SinkCounts, sentInWindow: number, windowMs: number
     recentPerSecond,
     etaSeconds: c.pending === 0 ? 0 : recentPerSecond > 0 ? Math.ceil(c.pending / recentPerSecond) : null,
   };
-}
-
-/** `3h 12m`, `45s`: a duration an operator reads at a glance. */
-export function formatDuration(seconds: number | null): string {
-  if (seconds === null) return 'unknown (nothing delivered lately)';
-  if (seconds < 60) return `${seconds}s`;
-  const m = Math.floor(seconds / 60);
-  if (m < 60) return `${m}m ${seconds % 60}s`;
-  const h = Math.floor(m / 60);
-  return h < 48 ? `${h}h ${m % 60}m` : `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
 /** The human-readable table. */

@@ -96,7 +96,7 @@ export class DemoEnvironment {
   /** Opens a Gateway on the data directory with observed sinks; later gateways keep the first one's HTTP port. */
   async openGateway(listeners: DemoListeners): Promise<DemoGateway> {
     const config: Config = { ...this.config, gateway: { ...this.config.gateway, http: { ...this.config.gateway.http, port: this.httpPort } } };
-    const real = await buildSinks(config, { log: this.log, now: systemClock.now });
+    const real = await buildSinks(config, { log: this.log, now: systemClock.now, monotonic: systemClock.monotonic });
     const sinks = real.map((sink) => new ObservedSink(sink, listeners.onOutcomes));
     const gateway = new Gateway(config, {
       clock: systemClock,

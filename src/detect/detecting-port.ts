@@ -1,7 +1,7 @@
 // The thin runner of detection: opens the port at the setting the detector asks for, feeds it the bytes, the time and
 // the port's ups and downs, and never writes. It holds the port only as a ListeningLine, a type without `write`, so
 // no ACK or NAK can reach an analyzer that is still being detected (it keeps its results and repeats its ENQ).
-import type { Clock } from '../clock.js';
+import { wallTimeOf, type Clock } from '../clock.js';
 import type { Log } from '../log.js';
 import { isMissingDevice, reopenDelay, defaultReopenPolicy, type PortStatus } from '../transport/supervisor.js';
 import type { CloseInfo, Transport } from '../transport/transport.js';
@@ -56,7 +56,7 @@ export class DetectingPort {
       instrument: o.instrument,
       endpoint: o.path,
       state: 'stopped',
-      since: o.clock.now(),
+      since: o.clock.monotonic(),
       reconnects: 0,
       failedOpens: 0,
       counters: { messages: 0, inserted: 0, rejected: 0, naks: 0, checksumErrors: 0, discarded: 0 },
@@ -68,9 +68,15 @@ export class DetectingPort {
     return describeFinding(this.state, this.o.path, this.options.candidates.length, this.o.driver);
   }
 
-  /** The port's status with the finding, for /healthz, /metrics and the page. */
+  /** The port's status with the finding, for /healthz, /metrics and the page; its times on the wall clock. */
   snapshot(): PortStatus {
-    return { ...this.status, counters: { ...this.status.counters }, detection: this.finding() };
+    // Kept on the monotonic clock (the detector measures gaps between bytes with it), shown on the wall clock.
+    const wall = (at: number): number => wallTimeOf(this.o.clock, at);
+    const finding = this.finding();
+    const detection = { ...finding, trials: finding.trials.map((t) => ({ ...t, at: wall(t.at) })) };
+    const copy: PortStatus = { ...this.status, since: wall(this.status.since), counters: { ...this.status.counters }, detection };
+    if (this.status.lastByteAt !== undefined) copy.lastByteAt = wall(this.status.lastByteAt);
+    return copy;
   }
 
   start(): void {
@@ -112,9 +118,9 @@ export class DetectingPort {
         this.wakeTimer = this.o.clock.setTimeout(
           () => {
             this.wakeTimer = undefined;
-            this.feed({ kind: 'timer', at: this.o.clock.now() });
+            this.feed({ kind: 'timer', at: this.o.clock.monotonic() });
           },
-          Math.max(0, effect.at - this.o.clock.now()),
+          Math.max(0, effect.at - this.o.clock.monotonic()),
         );
       }
     }
@@ -146,7 +152,7 @@ export class DetectingPort {
     this.line = line;
     line.onData((data) => {
       if (generation !== this.generation) return;
-      this.status.lastByteAt = this.o.clock.now();
+      this.status.lastByteAt = this.o.clock.monotonic();
       this.feed({ kind: 'bytes', data, at: this.status.lastByteAt });
     });
     line.onClose((info: CloseInfo) => {
@@ -157,7 +163,7 @@ export class DetectingPort {
     });
     this.set({ state: 'connected', reason: `detecting: listening at ${settingLabel(setting)}, never answering` });
     this.o.log.debug({ endpoint: this.o.path, setting: settingLabel(setting) }, 'listening');
-    this.feed({ kind: 'opened', at: this.o.clock.now() });
+    this.feed({ kind: 'opened', at: this.o.clock.monotonic() });
   }
 
   // A missing or unplugged device: the same setting again, with the supervisor's bounded backoff.
@@ -176,7 +182,7 @@ export class DetectingPort {
   }
 
   private set(change: Partial<PortStatus>): void {
-    if (change.state !== undefined && change.state !== this.status.state) this.status.since = this.o.clock.now();
+    if (change.state !== undefined && change.state !== this.status.state) this.status.since = this.o.clock.monotonic();
     this.status = { ...this.status, ...change };
     if (this.status.reason === undefined) delete this.status.reason;
     this.o.onStatus?.(this.snapshot());

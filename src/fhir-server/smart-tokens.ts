@@ -78,7 +78,7 @@ export class SmartTokenDesk {
 
   private refuse(why: string): Grant {
     this.lastRefusal = why;
-    return { status: 401, body: { error: 'invalid_client' } };
+    return { status: 401, body: { error: 'invalid_client', error_description: why } };
   }
 
   /** The registered client, or why the assertion is refused. */

@@ -10,6 +10,8 @@ export interface BacklogSamplerOptions {
   /** Each sink's pending count now (the gateway's cached outbox counts). */
   pending: () => { sink: string; pending: number }[];
   now: () => number;
+  /** A clock that never steps, for the spacing of samples; default `now`. */
+  monotonic?: () => number;
   log: Pick<Logger, 'warn'>;
 }
 
@@ -20,11 +22,11 @@ export class BacklogSampler {
   constructor(private readonly o: BacklogSamplerOptions) {}
 
   note(): void {
-    const now = this.o.now();
-    if (now - this.last < SLOT_MS) return;
-    this.last = now;
+    const at = (this.o.monotonic ?? this.o.now)();
+    if (at - this.last < SLOT_MS) return;
+    this.last = at;
     try {
-      this.o.store.sinkFigures.sampleBacklog(this.o.pending(), now);
+      this.o.store.sinkFigures.sampleBacklog(this.o.pending(), this.o.now());
     } catch (err) {
       // A full disk fails this as it fails ingest; the chart only misses a point.
       this.o.log.warn({ err }, 'backlog sample not recorded');

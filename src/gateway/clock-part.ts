@@ -1,6 +1,7 @@
 // The gateway's clock part: every few seconds it compares the wall clock with the store's steady time, so that a step
 // (NTP answering a Pi that booted with a stale time) is recorded for a restart and for retention, and logged once.
 import type { Clock } from '../clock.js';
+import { formatDuration } from '../duration.js';
 import type { Log } from '../log.js';
 import type { ClockStep } from '../store/steady-time.js';
 import type { Part } from './lifecycle.js';
@@ -38,12 +39,7 @@ export class ClockPart implements Part {
   }
 }
 
-/** A step in words: `back 2 h 0 min`, `forward 365 d`. */
+/** A step in words: `back 2h 0m`, `forward 365d 0h`. */
 export function describeStep(stepMs: number): string {
-  const ms = Math.abs(stepMs);
-  const way = stepMs < 0 ? 'back' : 'forward';
-  if (ms >= 86_400_000) return `${way} ${Math.round(ms / 86_400_000)} d`;
-  if (ms >= 3_600_000) return `${way} ${Math.floor(ms / 3_600_000)} h ${Math.round((ms % 3_600_000) / 60_000)} min`;
-  if (ms >= 60_000) return `${way} ${Math.round(ms / 60_000)} min`;
-  return `${way} ${(ms / 1000).toFixed(1)} s`;
+  return `${stepMs < 0 ? 'back' : 'forward'} ${formatDuration(Math.round(Math.abs(stepMs) / 1000))}`;
 }

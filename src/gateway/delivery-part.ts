@@ -80,10 +80,12 @@ export class DeliveryPart implements Part {
     const { deps } = this;
     const config = deps.config();
     const store = deps.store();
-    this.lims = await limsTokens(config, deps.clock.now, () => deps.metrics.answerOverCap('lims-token'));
+    const { clock } = deps;
+    this.lims = await limsTokens(config, clock, () => deps.metrics.answerOverCap('lims-token'));
     const overCap = (upstream: string): void => deps.metrics.answerOverCap(upstream);
     const tokens = this.lims ? { limsTokens: this.lims.tokens } : {};
-    this.sinks = deps.sinks ?? (await buildSinks(config, { log: deps.log, now: deps.clock.now, overCap, ...tokens }));
+    const times = { now: () => clock.now(), monotonic: () => clock.monotonic() };
+    this.sinks = deps.sinks ?? (await buildSinks(config, { log: deps.log, ...times, overCap, ...tokens }));
     const drains = createDrains(this.sinks, {
       config,
       outbox: store.outbox,

@@ -59,7 +59,11 @@ export class Gateway {
     private readonly deps: GatewayDeps,
   ) {
     this.running = config;
-    this.metrics = new Metrics({ now: deps.clock.now, processMetrics: deps.processMetrics ?? false, twoWay: (id) => twoWayInstruments(this.config).has(id) });
+    this.metrics = new Metrics({
+      now: () => deps.clock.monotonic(),
+      processMetrics: deps.processMetrics ?? false,
+      twoWay: (id) => twoWayInstruments(this.config).has(id),
+    });
     deps.faults?.onRecord(() => this.metrics.unhandledError());
     this.lifecycle = new Lifecycle(deps.log);
     this.disk = new DiskPart(() => this.config.gateway, deps);
@@ -79,7 +83,7 @@ export class Gateway {
     this.sinkHealthView = new SinkHealthView(
       () => this.delivery.drains,
       () => this.store?.outbox.counts() ?? [],
-      deps.clock.now,
+      deps.clock,
     );
     this.instrumentSet = new InstrumentSet(
       () => this.config.instruments,
@@ -203,7 +207,8 @@ export class Gateway {
           this.sampler = new BacklogSampler({
             store: this.store,
             pending: () => this.sinkHealth(),
-            now: deps.clock.now,
+            now: () => clock.now(),
+            monotonic: () => clock.monotonic(),
             log: deps.log.child({ part: 'backlog' }),
           });
         },

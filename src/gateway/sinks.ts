@@ -1,6 +1,7 @@
 // The configured sinks, built from the `sinks` section. Secrets are read from files here, never from the YAML.
 // Each sink's module (and its client library: pg, undici) is loaded only when that sink is configured.
 import type { Agent } from 'undici';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { sinkLogger, type Logger } from '../logger.js';
 import type { Sink } from '../delivery/contract.js';
@@ -23,7 +24,7 @@ export function qcSinkNames(config: Config): string[] {
 /** Builds every enabled sink, loading the modules of those only. */
 export async function buildSinks(
   config: Config,
-  deps: { log: Logger; now: () => number; limsTokens?: TokenProvider; overCap?: (upstream: string) => void },
+  deps: { log: Logger; now: () => number; monotonic: () => number; limsTokens?: TokenProvider; overCap?: (upstream: string) => void },
 ): Promise<Sink[]> {
   const overCap = (upstream: string): { overCap?: () => void } => (deps.overCap ? { overCap: () => deps.overCap!(upstream) } : {});
   const sinks: Sink[] = [];
@@ -38,6 +39,7 @@ export async function buildSinks(
     sinks.push(
       createLimsSink(limsConfig, {
         now: deps.now,
+        monotonic: deps.monotonic,
         log: sinkLogger(deps.log, 'lims'),
         gatewayId: config.gateway.id,
         ...(deps.limsTokens ? { tokens: deps.limsTokens } : {}),
@@ -48,17 +50,22 @@ export async function buildSinks(
   const fhirConfig = config.sinks.fhir;
   if (fhirConfig && fhirConfig.enabled) {
     const { createFhirSink } = await import('../sinks/fhir.js');
-    sinks.push(createFhirSink(fhirConfig, { now: deps.now, log: sinkLogger(deps.log, 'fhir'), ...overCap('fhir') }));
+    sinks.push(createFhirSink(fhirConfig, { now: deps.now, monotonic: deps.monotonic, log: sinkLogger(deps.log, 'fhir'), ...overCap('fhir') }));
   }
   return sinks;
 }
 
 /** The LIMS's bearer token for every LIMS exchange (results, orders, dispatches), or undefined without a LIMS. Close `agent` at stop. */
-export async function limsTokens(config: Config, now: () => number, overCap?: () => void): Promise<{ tokens: TokenProvider; agent: Agent } | undefined> {
+export async function limsTokens(
+  config: Config,
+  clock: Pick<Clock, 'now' | 'monotonic'>,
+  overCap?: () => void,
+): Promise<{ tokens: TokenProvider; agent: Agent } | undefined> {
   const lims = config.sinks.lims;
   if (!lims?.enabled) return undefined;
   const [{ Agent }, { createTokenProvider }] = await Promise.all([import('undici'), import('../sinks/lims-token.js')]);
   const agent = new Agent({ connections: 1, connect: { timeout: lims.timeouts.connectMs } });
-  const deps = { dispatcher: agent, now, timeoutMs: lims.timeouts.headersMs, maxAnswerBytes: lims.maxAnswerBytes, ...(overCap ? { overCap } : {}) };
+  const times = { now: () => clock.now(), monotonic: () => clock.monotonic() };
+  const deps = { dispatcher: agent, ...times, timeoutMs: lims.timeouts.headersMs, maxAnswerBytes: lims.maxAnswerBytes, ...(overCap ? { overCap } : {}) };
   return { agent, tokens: createTokenProvider(lims.auth, deps) };
 }

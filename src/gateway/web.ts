@@ -58,14 +58,15 @@ export function gatewayWeb(parts: GatewayWebParts): WebServer {
   const { config, clock, store } = parts;
   const http = config.gateway.http;
   const pageLog = parts.log.child({ part: 'status-page' });
-  const token = http.tokenFile ? new TokenFile(http.tokenFile, clock.now, pageLog) : undefined;
-  const adminToken = http.adminTokenFile ? new TokenFile(http.adminTokenFile, clock.now, pageLog) : undefined;
+  const token = http.tokenFile ? new TokenFile(http.tokenFile, () => clock.monotonic(), pageLog) : undefined;
+  const adminToken = http.adminTokenFile ? new TokenFile(http.adminTokenFile, () => clock.monotonic(), pageLog) : undefined;
   const page = statusPage(statusSource(parts), {
     requireToken: !isLoopbackHost(http.host),
     ...(token ? { token: token.current } : {}),
     ...(adminToken ? { adminToken: adminToken.current } : {}),
     revoked: new FileRevokedSessions(join(config.gateway.dataDir, 'status-sessions-revoked.json')),
     now: clock.now,
+    monotonic: () => clock.monotonic(),
     log: pageLog,
   });
   const log = parts.summarized(parts.log.child({ part: 'http' }));

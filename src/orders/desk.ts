@@ -55,9 +55,9 @@ export interface Ticket {
   answer: OrderAnswer;
   /** Every LIMS order the message carries (two orders for one test both reached the analyzer). */
   orders: SentOrder[];
-  /** Epoch ms after which an answer that has not begun is not sent at all (the analyzer stopped waiting). */
+  /** Monotonic ms (clock.monotonic) after which an answer that has not begun is not sent at all (the analyzer stopped waiting). */
   startBy: number;
-  /** Epoch ms the query arrived (an answer's ticket only). */
+  /** Monotonic ms the query arrived (an answer's ticket only). */
   askedAt?: number;
 }
 
@@ -73,16 +73,18 @@ export class OrderDesk {
   constructor(private readonly deps: DeskDeps) {}
 
   /**
-   * Decides the answer to one query message (its Q records) received at `receivedAt`; null for a cancel. The work is
+   * Decides the answer to one query message (its Q records) received at `receivedAt` (clock.monotonic: the analyzer's
+   * deadline runs whatever the wall clock does); null for a cancel. The work is
    * linear in what the message names, and bounded: at most `maxSpecimens` are looked up, `lookupsInFlight` at a time.
    */
   async ask(sent: readonly OrderQuery[], receivedAt: number): Promise<Ticket | null> {
     const { deps } = this;
     if (sent.every((q) => q.request === 'cancel')) return null;
-    this.count(receivedAt, 'queries');
+    const day = deps.clock.now();
+    this.count(day, 'queries');
     const bounded = boundQueries(sent, deps.maxSpecimens);
     if (bounded.refused > 0) {
-      this.count(receivedAt, 'specimens-over-limit');
+      this.count(day, 'specimens-over-limit');
       deps.log.warn(
         { refused: bounded.refused, maxSpecimens: deps.maxSpecimens },
         'host query names more specimens than one query may; the rest are not looked up nor answered',
@@ -90,12 +92,12 @@ export class OrderDesk {
     }
     const { queries, unreadable } = readableQueries(bounded.queries);
     if (unreadable > 0) {
-      this.count(receivedAt, 'specimens-unreadable');
+      this.count(day, 'specimens-unreadable');
       deps.log.warn({ unreadable }, 'host query specimen ids that could not be decoded are not looked up nor answered');
     }
     const reserve = answerReserveMs(deps.queryTimeoutMs);
-    const budget = Math.max(0, receivedAt + deps.queryTimeoutMs - reserve - deps.clock.now());
-    const started = deps.clock.now();
+    const budget = Math.max(0, receivedAt + deps.queryTimeoutMs - reserve - deps.clock.monotonic());
+    const started = deps.clock.monotonic();
     const controller = new AbortController();
     const timer = deps.clock.setTimeout(() => controller.abort(), budget);
     const looked = await lookUp(lookupPlan(queries), deps.source, deps.instrumentId, deps.lookupsInFlight, controller.signal);
@@ -108,7 +110,7 @@ export class OrderDesk {
       {
         queries: queries.length,
         lookups: all.length,
-        ms: deps.clock.now() - started,
+        ms: deps.clock.monotonic() - started,
         answer: answer.kind,
         ...(answer.kind === 'no-information' ? { reason: answer.reason } : { specimens: answer.specimens.length }),
         ...(failure?.kind === 'failed' && failure.detail ? { lims: failure.detail } : {}),
@@ -144,9 +146,10 @@ export class OrderDesk {
   delivered(ticket: Ticket): void {
     const { deps } = this;
     const at = deps.clock.now();
+    const answeredInMs = ticket.askedAt === undefined ? undefined : deps.clock.monotonic() - ticket.askedAt;
     try {
       if (ticket.orders.length > 0) deps.ledger.recordSent(deps.instrumentId, ticket.orders, at, ticket.purpose);
-      if (ticket.purpose === 'query') this.count(at, figureOf(ticket.answer), ticket.askedAt === undefined ? undefined : at - ticket.askedAt);
+      if (ticket.purpose === 'query') this.count(at, figureOf(ticket.answer), answeredInMs);
       else deps.onFigure?.('downloads');
     } catch (err) {
       // The analyzer has its orders; without the record a download may be sent again and the LIMS not told.

@@ -41,6 +41,8 @@ export interface FhirSinkOptions extends ObservationOptions {
 export interface FhirSinkDeps {
   dispatcher?: Dispatcher;
   now: () => number;
+  /** A clock that never steps (a token's lifetime); default `now`. */
+  monotonic?: () => number;
   log: Log;
   readSecret?: (path: string) => Promise<string>;
   /** Told of each answer cut at maxAnswerBytes (a counter). */
@@ -85,6 +87,7 @@ class FhirDelivery implements FhirSink {
         : createTokenProvider(auth, {
             dispatcher: this.dispatcher,
             now: deps.now,
+            ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
             timeoutMs: options.timeouts.headersMs,
             maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
             ...(deps.overCap ? { overCap: deps.overCap } : {}),

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import type { Dispatcher } from 'undici';
 import { clientAssertion, signingKey, type AssertionAlgorithm } from './client-assertion.js';
 import { DEFAULT_MAX_ANSWER_BYTES } from './answer-body.js';
+import { refusalReason } from './clock-skew.js';
 import { exchange } from './lims-http.js';
 
 /** How a sink authenticates, as configured (the LIMS and FHIR sinks alike). */
@@ -48,7 +49,10 @@ export const limsRedactPaths: readonly string[] = [
 /** What a provider needs from outside. */
 export interface TokenDeps {
   dispatcher: Dispatcher;
+  /** Wall time: what an assertion is signed with. */
   now: () => number;
+  /** A clock that never steps, for a token's lifetime; default `now`. */
+  monotonic?: () => number;
   readSecret?: (path: string) => Promise<string>;
   timeoutMs: number;
   /** Bytes of the token endpoint's answer read at most; DEFAULT_MAX_ANSWER_BYTES when unset. */
@@ -69,12 +73,13 @@ export function createTokenProvider(auth: LimsAuth, deps: TokenDeps): TokenProvi
     for (const s of known) if (s) out = out.split(s).join('[redacted]');
     return out;
   };
-  const fetchToken = auth.kind === 'static' ? staticToken(auth, deps, known) : clientCredentials(auth, deps, known);
-  return { ...cachedSingleFlight(fetchToken, deps.now), redact };
+  const fetchToken = auth.kind === 'static' ? staticToken(auth, deps, known) : clientCredentials(auth, deps, known, redact);
+  return { ...cachedSingleFlight(fetchToken, deps.monotonic ?? deps.now), redact };
 }
 
 interface Issued {
   token: string;
+  /** On the monotonic clock: a step of the wall clock neither keeps a token past its life nor drops it early. */
   expiresAt: number;
 }
 type Fetch = (signal: AbortSignal) => Promise<{ ok: true; issued: Issued } | Extract<TokenResult, { ok: false }>>;
@@ -113,7 +118,8 @@ export function refreshMargin(lifetimeMs: number): number {
 
 type ClientAuth = Extract<TokenAuth, { kind: 'oauth2' | 'smart-backend' }>;
 
-function clientCredentials(auth: ClientAuth, deps: TokenDeps, known: Set<string>): Fetch {
+function clientCredentials(auth: ClientAuth, deps: TokenDeps, known: Set<string>, redact: (text: string) => string): Fetch {
+  const monotonic = deps.monotonic ?? deps.now;
   const url = new URL(auth.tokenUrl);
   const file = auth.kind === 'oauth2' ? auth.clientSecretFile : auth.privateKeyFile;
   return async (signal) => {
@@ -124,8 +130,8 @@ function clientCredentials(auth: ClientAuth, deps: TokenDeps, known: Set<string>
       return { ok: false, reason: `${auth.kind === 'oauth2' ? 'client secret' : 'private key'} file unreadable: ${file}` };
     }
     known.add(secret);
-    const started = deps.now();
-    const request = auth.kind === 'oauth2' ? tokenRequest(auth, secret) : assertionRequest(auth, secret, started, deps.jti ?? randomUUID);
+    const started = monotonic();
+    const request = auth.kind === 'oauth2' ? tokenRequest(auth, secret) : assertionRequest(auth, secret, deps.now(), deps.jti ?? randomUUID);
     if ('reason' in request) return { ok: false, reason: request.reason };
     known.add(request.form.get('client_assertion') ?? '');
     const { headers, form } = request;
@@ -145,7 +151,7 @@ function clientCredentials(auth: ClientAuth, deps: TokenDeps, known: Set<string>
       const what = res.failure === 'too-large' ? 'answer over the size cap' : res.failure;
       return { ok: false, reason: `token endpoint ${what}`, ...(res.failure === 'connect' ? { unreachable: true } : {}) };
     }
-    if (res.status !== 200) return { ok: false, reason: `token endpoint answered ${res.status}` };
+    if (res.status !== 200) return { ok: false, reason: refusalReason(res.status, res, deps.now(), redact) };
     return parseTokenResponse(res.body, started, known);
   };
 }

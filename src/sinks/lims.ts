@@ -41,6 +41,8 @@ export interface LimsSinkDeps {
   /** Defaults to an undici Agent: one keep-alive pool per origin (the token URL may be another host). */
   dispatcher?: Dispatcher;
   now: () => number;
+  /** A clock that never steps (a token's lifetime); default `now`. */
+  monotonic?: () => number;
   log: Log;
   gatewayId: string;
   /** Reads a secret file; defaults to fs. */
@@ -60,6 +62,7 @@ export function createLimsSink(options: LimsSinkOptions, deps: LimsSinkDeps): Si
     createTokenProvider(options.auth, {
       dispatcher,
       now: deps.now,
+      ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
       timeoutMs: options.timeouts.headersMs,
       maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
       ...(deps.overCap ? { overCap: deps.overCap } : {}),

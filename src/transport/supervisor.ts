@@ -3,7 +3,7 @@
 // driver runner on it). Every instrument has its own supervisor and nothing here is shared between them, so
 // one instrument's trouble stays its own (ARCHITECTURE.md invariant 7).
 import type { Finding } from '../detect/finding.js';
-import type { Clock } from '../clock.js';
+import { wallTimeOf, type Clock } from '../clock.js';
 import type { DriverEvent } from '../runner-contract.js';
 import type { Log } from '../log.js';
 import type { CloseInfo, Transport } from './transport.js';
@@ -111,16 +111,23 @@ export class PortSupervisor {
       instrument: options.instrument,
       endpoint: options.endpoint,
       state: 'stopped',
-      since: options.clock.now(),
+      since: options.clock.monotonic(),
       reconnects: 0,
       failedOpens: 0,
       counters: { messages: 0, inserted: 0, rejected: 0, naks: 0, checksumErrors: 0, discarded: 0 },
     };
   }
 
-  /** A copy of the current status. */
+  /** A copy of the current status, its times on the wall clock. */
   snapshot(): PortStatus {
-    return { ...this.status, counters: { ...this.status.counters } };
+    // Kept on the monotonic clock, so that "last message 5 min ago" survives a step of the wall clock.
+    const { clock } = this.options;
+    const copy: PortStatus = { ...this.status, since: wallTimeOf(clock, this.status.since), counters: { ...this.status.counters } };
+    for (const key of ['lastByteAt', 'lastMessageAt', 'nextAttemptAt'] as const) {
+      const at = this.status[key];
+      if (at !== undefined) copy[key] = wallTimeOf(clock, at);
+    }
+    return copy;
   }
 
   /** Counts and logs a connection the listening endpoint refused (the log is summarized under a flood). */
@@ -136,7 +143,7 @@ export class PortSupervisor {
       c.messages += 1;
       c.inserted += event.summary.inserted;
       c.rejected += event.summary.rejected;
-      this.status.lastMessageAt = this.options.clock.now();
+      this.status.lastMessageAt = this.options.clock.monotonic();
     } else if (event.kind === 'nak') c.naks += 1;
     else if (event.kind === 'checksum-error') c.checksumErrors += 1;
     else if (event.kind === 'discarded') c.discarded += 1;
@@ -189,8 +196,8 @@ export class PortSupervisor {
   }
 
   private connected(inner: Transport): void {
-    const transport = tap(inner, () => (this.status.lastByteAt = this.options.clock.now()));
-    const session = { transport, attachment: undefined as Attachment | undefined, openedAt: this.options.clock.now() };
+    const transport = tap(inner, () => (this.status.lastByteAt = this.options.clock.monotonic()));
+    const session = { transport, attachment: undefined as Attachment | undefined, openedAt: this.options.clock.monotonic() };
     this.session = session;
     if (this.everConnected) this.status.reconnects += 1;
     this.everConnected = true;
@@ -208,7 +215,7 @@ export class PortSupervisor {
   private async closed(session: NonNullable<PortSupervisor['session']>, info: CloseInfo): Promise<void> {
     if (this.session !== session) return;
     this.session = undefined;
-    if (this.options.clock.now() - session.openedAt >= this.policy.stableMs) this.attempt = 0;
+    if (this.options.clock.monotonic() - session.openedAt >= this.policy.stableMs) this.attempt = 0;
     this.options.log.warn({ endpoint: this.options.endpoint, reason: info.reason }, 'port closed');
     await session.attachment?.stop().catch((err: unknown) => this.options.log.error({ err }, 'driver stop failed'));
     if (!this.running) return;
@@ -221,12 +228,12 @@ export class PortSupervisor {
   private schedule(): void {
     const delay = reopenDelay(this.attempt, this.policy, this.random);
     this.attempt += 1;
-    this.set({ nextAttemptAt: this.options.clock.now() + delay });
+    this.set({ nextAttemptAt: this.options.clock.monotonic() + delay });
     this.timer = this.options.clock.setTimeout(() => void this.tryOpen(), delay);
   }
 
   private set(change: Partial<PortStatus>): void {
-    const now = this.options.clock.now();
+    const now = this.options.clock.monotonic();
     if (change.state !== undefined && change.state !== this.status.state) this.status.since = now;
     this.status = { ...this.status, ...change };
     if (this.status.reason === undefined) delete this.status.reason;

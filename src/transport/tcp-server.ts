@@ -137,7 +137,7 @@ export class TcpServerEndpoint {
     this.clock.clearTimeout(this.replaceTimer);
     const active = this.active;
     if (!active || !this.queued || this.queued.destroyed) return;
-    const silentMs = this.clock.now() - active.lastTalkAt;
+    const silentMs = this.clock.monotonic() - active.lastTalkAt;
     const wait = (this.options.replaceSilentMs ?? REPLACE_SILENT_MS) - silentMs;
     if (wait > 0) return void (this.replaceTimer = this.clock.setTimeout(() => this.replaceWhenSilent(peer), wait));
     void active.end(`replaced by a newer connection from ${peer} after ${Math.round(silentMs / 1000)} s of silence`);
@@ -149,7 +149,7 @@ export class TcpServerEndpoint {
   }
 
   private session(socket: Socket): SocketTransport {
-    const transport = new SocketTransport(socket, () => this.clock.now());
+    const transport = new SocketTransport(socket, () => this.clock.monotonic());
     this.active = transport;
     transport.onClose(() => {
       if (this.active !== transport) return;

@@ -3,7 +3,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { clientAssertion, publicJwks, signingKey } from '../../src/sinks/client-assertion.js';
-import type { TokenAuth } from '../../src/sinks/lims-token.js';
+import { Agent } from 'undici';
+import { createTokenProvider, type TokenAuth } from '../../src/sinks/lims-token.js';
 import { fhirRig, fhirRows, keyPair, type FhirRig } from './harness.js';
 
 let r: FhirRig | undefined;
@@ -49,9 +50,30 @@ describe('SMART Backend Services', () => {
     const other = keyPair('ES384', 'k1');
     r = await smartRig(pem, other.jwk, 'ES384');
     const [out] = await r.sink.deliver(fhirRows(1), signal);
-    expect(out).toMatchObject({ kind: 'retry', scope: 'sink', reason: 'token endpoint answered 401' });
+    expect(out).toMatchObject({
+      kind: 'retry',
+      scope: 'sink',
+      reason: 'token endpoint answered 401 (invalid_client: signature does not verify with the registered key)',
+    });
     expect(r.server.desk.lastRefusal).toBe('signature does not verify with the registered key');
     expect(r.server.stats().batches).toBe(0);
+  });
+
+  it('an assertion refused because the gateway clock is wrong says so, with the skew the server Date shows', async () => {
+    const { pem, jwk } = keyPair('ES384', 'k1');
+    r = await smartRig(pem, jwk, 'ES384');
+    const twoHoursSlow = () => Date.now() - 2 * 3_600_000;
+    const tokens = createTokenProvider(smartAuth(r.server.tokenUrl, 'ES384', 'k1'), {
+      dispatcher: new Agent(),
+      now: twoHoursSlow,
+      timeoutMs: 5_000,
+      readSecret: async () => pem,
+    });
+    const got = await tokens.token();
+    expect(got).toMatchObject({ ok: false });
+    expect(!got.ok && got.reason).toMatch(
+      /^clock skew: token endpoint answered 401 \(invalid_client: expired\); the gateway's clock is 2h 0m behind the token server's \(its Date header\)/,
+    );
   });
 
   it('a kid the server does not know is refused', async () => {

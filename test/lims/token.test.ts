@@ -37,6 +37,24 @@ describe('LIMS token provider', () => {
     expect(server!.stats().tokensIssued).toBe(2);
   });
 
+  it('counts a token life on the monotonic clock: a step of the wall clock neither keeps it too long nor drops it', async () => {
+    let wall = 1_000_000;
+    let steady = 5_000;
+    server = createLimsServer({ clients: [{ clientId: 'gw', clientSecret: SECRET }] });
+    await server.start();
+    server.configure({ tokenTtlSeconds: 100, advertisedExpiresIn: 100 });
+    const auth: LimsAuth = { kind: 'oauth2', tokenUrl: `${server.url}/oauth/token`, clientId: 'gw', clientSecretFile: '/secret' };
+    const p = createTokenProvider(auth, { dispatcher: agent, now: () => wall, monotonic: () => steady, timeoutMs: 1000, readSecret: async () => SECRET });
+    await p.token();
+    wall += 365 * 86_400_000;
+    await p.token();
+    expect(server.stats().tokensIssued).toBe(1);
+    wall -= 365 * 86_400_000 + 2 * 3_600_000;
+    steady += 100_000;
+    await p.token();
+    expect(server.stats().tokensIssued).toBe(2);
+  });
+
   it('is cached until shortly before expiry', async () => {
     let t = 1_000_000;
     const p = await provider({}, () => t);
@@ -58,7 +76,7 @@ describe('LIMS token provider', () => {
   it('a wrong secret gives a reason without the secret', async () => {
     const p = await provider({}, Date.now, 'wrong-secret-77');
     const got = await p.token();
-    expect(got).toEqual({ ok: false, reason: 'token endpoint answered 401' });
+    expect(got).toEqual({ ok: false, reason: 'token endpoint answered 401 (invalid_client)' });
     expect(p.redact('x wrong-secret-77 y')).toBe('x [redacted] y');
   });
 

@@ -133,6 +133,21 @@ describe('the order desk', () => {
     expect(told[1]![1]).toBeGreaterThanOrEqual(1_250);
   });
 
+  it('keeps the deadline when the wall clock steps back between the query and its decision', async () => {
+    const s = scratch();
+    const clock = new ManualClock(Date.now());
+    const d = desk(s.open(), clock, 4_000);
+    const before = server.stats().orderLookups;
+    const receivedAt = clock.monotonic();
+    clock.step(-2 * 3_600_000);
+    let settled = false;
+    const asked = d.ask([q('SLOW')], receivedAt).finally(() => (settled = true));
+    await until(() => server.stats().orderLookups > before);
+    clock.advance(4_000 - answerReserveMs(4_000));
+    await until(() => settled);
+    expect((await asked)!.answer).toMatchObject({ kind: 'no-information', reason: 'lims-timeout' });
+  });
+
   it('a LIMS too slow for the deadline: "no information" when the LIMS budget runs out, not later', async () => {
     const s = scratch();
     const clock = new ManualClock(Date.now());

@@ -202,3 +202,33 @@ describe('PortSupervisor', () => {
     await supervisor.stop();
   });
 });
+
+describe('PortSupervisor across a step of the wall clock', () => {
+  for (const step of [-2 * 3_600_000, 365 * 86_400_000]) {
+    it(`says "last message 10 s ago" and reopens on time after the clock stepped ${step < 0 ? 'back 2 h' : 'forward a year'}`, async () => {
+      const clock = new ManualClock();
+      const device = new FakeDevice();
+      device.present = true;
+      const { supervisor } = supervise(device, clock);
+      supervisor.start();
+      await settle();
+      device.current?.emitData('\x05');
+      supervisor.recordEvent({ kind: 'message', summary: { captureId: 1, inserted: 1, absorbed: 0, conflicts: 0, rejected: 0 } });
+      await clock.advanceSettling(10_000);
+      clock.step(step);
+      const s = supervisor.snapshot();
+      expect([clock.now() - s.lastMessageAt!, clock.now() - s.lastByteAt!, clock.now() - s.since]).toEqual([10_000, 10_000, 10_000]);
+      device.present = false;
+      device.current?.disconnect();
+      await settle();
+      // Unplugged: the next open is due in about a second, on the page and in fact.
+      const next = supervisor.snapshot().nextAttemptAt! - clock.now();
+      expect(next).toBeGreaterThan(0);
+      expect(next).toBeLessThanOrEqual(1_200);
+      const opens = device.opens;
+      await clock.advanceSettling(1_200);
+      expect(device.opens).toBe(opens + 1);
+      await supervisor.stop();
+    });
+  }
+});

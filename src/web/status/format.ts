@@ -1,5 +1,5 @@
 // How values read on the page: relative times, durations, and the red/amber/green verdicts. Pure.
-import { formatDuration } from '../../delivery/status-report.js';
+import { formatDuration } from '../../duration.js';
 import type { InstrumentState, InstrumentView, SinkView, StatusSnapshot } from './source.js';
 
 /** At-a-glance verdict. */

@@ -9,6 +9,7 @@ export class SnapshotCache {
 
   constructor(
     private readonly source: StatusSource,
+    /** Monotonic: a step of the wall clock must not keep an old snapshot for hours. */
     private readonly now: () => number,
     private readonly maxAgeMs: number,
   ) {}

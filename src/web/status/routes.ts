@@ -22,6 +22,8 @@ import type { Session } from './session.js';
 export interface StatusRoutesOptions {
   auth: StatusAuth;
   now: () => number;
+  /** A clock that never steps, for how long a snapshot is shared (a wall clock stepped back would freeze the page); default `now`. */
+  monotonic?: () => number;
   /** How long one snapshot serves every browser (the script polls every 2 s). Default 2000 ms. */
   snapshotCacheMs?: number;
   log?: Log;
@@ -81,7 +83,7 @@ function loginRoutes(auth: StatusAuth): Route[] {
 /** Every route of the status page. */
 export function statusRoutes(source: StatusSource, options: StatusRoutesOptions): Route[] {
   const { auth } = options;
-  const snapshots = new SnapshotCache(source, options.now, options.snapshotCacheMs ?? 2000);
+  const snapshots = new SnapshotCache(source, options.monotonic ?? options.now, options.snapshotCacheMs ?? 2000);
   const flashes = new FlashMessages();
   const page = withSession(auth, async (_req, res, session) => {
     const snapshot = await snapshots.get();
