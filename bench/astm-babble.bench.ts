@@ -99,8 +99,8 @@ function babble(port: number): Promise<number> {
   });
 }
 
-/** An analyzer sending one-frame messages and timing the gateway's replies. */
-class Analyzer {
+/** An analyzer sending one-frame messages and timing the gateway's replies (shared with astm-query-large). */
+export class Analyzer {
   private replies: ((byte: number) => void)[] = [];
 
   private constructor(private readonly socket: Socket) {

@@ -6,13 +6,15 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import type { LimsFaults, LimsServerOptions, LimsServerStats } from '../src/lims-server/server.js';
+import type { LimsFaults, LimsServerOptions, LimsServerStats, TestSpecimen } from '../src/lims-server/server.js';
 
 /** A running child server. */
 export interface LimsChild {
   url: string;
   configure(faults: Partial<LimsFaults>): Promise<void>;
   stats(): Promise<LimsServerStats>;
+  /** Adds specimens with their orders (more than a command line holds). */
+  loadOrders(specimens: readonly TestSpecimen[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ export async function startLimsChild(options: LimsServerOptions): Promise<LimsCh
     url,
     configure: async (faults) => void (await admin('POST', '/_admin/faults', faults)),
     stats: async () => (await admin('GET', '/_admin/stats')) as LimsServerStats,
+    loadOrders: async (specimens) => void (await admin('POST', '/_admin/orders', { specimens })),
     stop: async () => {
       child.kill('SIGTERM');
       await once(child, 'exit');
