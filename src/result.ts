@@ -25,14 +25,27 @@ const nonEmptyTrimmed = z.string().trim().min(1, 'must not be empty');
 const printable = /[^\p{Cc}\p{Cf}\p{Z}\s]/u;
 
 /**
- * An accession: what identifies a specimen, so what cannot be read with certainty is none (invariant 8). U+FFFD stands
- * where a byte could not be decoded in the instrument's charset (a UTF-8 instrument sending a Latin-1 byte, line
- * noise): the id it was part of is unknown, and keying a result or a query on the rest would name another specimen.
- * The one rule for every driver's results and every host query's specimens.
+ * Why `accession` is not one, or null. What identifies a specimen must be read with certainty (invariant 8): U+FFFD
+ * stands where a byte could not be decoded in the instrument's charset (a UTF-8 instrument sending a Latin-1 byte,
+ * line noise), so the id it was part of is unknown, and keying a result or a query on the rest would name another
+ * specimen. The one rule for every driver's results (accessionSchema) and every host query's specimens.
  */
-export const accessionSchema = nonEmptyTrimmed
-  .refine((a) => printable.test(a), 'must hold a printable character')
-  .refine((a) => !a.includes('\ufffd'), "holds a byte the instrument's charset could not decode (U+FFFD)");
+export function accessionFault(accession: string): string | null {
+  const a = accession.trim();
+  if (a === '') return 'must not be empty';
+  if (!printable.test(a)) return 'must hold a printable character';
+  if (a.includes('\ufffd')) return "holds a byte the instrument's charset could not decode (U+FFFD)";
+  return null;
+}
+
+/** An accession, trimmed, checked by accessionFault. */
+export const accessionSchema = z
+  .string()
+  .trim()
+  .superRefine((a, ctx) => {
+    const fault = accessionFault(a);
+    if (fault !== null) ctx.addIssue({ code: 'custom', message: fault });
+  });
 
 /** Where a result came from; never part of the key. */
 export const provenanceSchema = z.object({

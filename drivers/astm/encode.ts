@@ -48,8 +48,17 @@ function fitValue(value: string, d: Delimiters, charset: Charset, tally: { subst
   return d.escape !== null ? clean : [...clean].map((c) => (c === d.field || c === d.component || c === d.repeat ? space() : c)).join('');
 }
 
+// Most values (codes, dates, digits, plain names) are printable ASCII without a delimiter and travel as they are.
+const printableAscii = /^[\x20-\x7e]*$/;
+
+function isPlain(value: string, d: Delimiters): boolean {
+  if (!printableAscii.test(value)) return false;
+  return !value.includes(d.field) && !value.includes(d.repeat) && !value.includes(d.component) && (d.escape === null || !value.includes(d.escape));
+}
+
 /** One value as the records carry it: fitted (fitValue), then each delimiter as an escape sequence (LIS2-A2 7.1.5). */
 function writeValue(value: string, d: Delimiters, charset: Charset, tally: { substituted: number }): string {
+  if (isPlain(value, d)) return value;
   const e = d.escape;
   const fitted = fitValue(value, d, charset, tally);
   if (e === null) return fitted;
@@ -85,7 +94,7 @@ export function encodeRecords(records: readonly RecordValue[], d: Delimiters, ch
 
 /** Why the bytes could be misread as other records than meant, or null. */
 function wireProblem(bytes: Buffer, charset: Charset, records: readonly RecordValue[], fieldCounts: readonly number[], d: Delimiters): string | null {
-  for (const byte of bytes) if (byte < 0x20 && byte !== 0x0d) return 'a control character in the text';
+  for (let i = 0; i < bytes.length; i++) if (bytes[i]! < 0x20 && bytes[i] !== 0x0d) return 'a control character in the text';
   const lines = bytes.toString(charset).split('\r');
   if (lines.length !== records.length + 1) return `${lines.length - 1} records for ${records.length}`;
   for (const [i, r] of records.entries()) {

@@ -61,7 +61,8 @@ function wireProblem(bytes: Buffer, segments: number, d: Delimiters): string | n
   // The message's own delimiters are the only other control characters allowed (2.5.4 lets a sender choose them).
   const delimiters = new Set([d.field, d.component, d.repetition, d.escape, d.subcomponent, d.truncation ?? d.field].map((c) => c.charCodeAt(0)));
   let crs = 0;
-  for (const byte of bytes) {
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
     if (byte === VT || byte === FS) return 'an MLLP block character in the text';
     if (byte === CR) crs += 1;
     else if ((byte < 0x20 || byte === 0x7f) && !delimiters.has(byte)) return 'a control character in the text';

@@ -1,7 +1,7 @@
 // From the LIMS's orders to what one instrument is answered: the reverse mapping (LOINC → the analyzer's code, from
 // the instrument's own mapping), the tests the analyzer asked about, and the specimens the query named. Pure.
 import type { AnalyteMapping } from '../config/mapping.js';
-import { accessionSchema } from '../result.js';
+import { accessionFault } from '../result.js';
 import type { InstrumentOrder, InstrumentSpecimen, NoInformationReason, OrderQuery, SpecimenOrders, SpecimenSelector } from './order.js';
 
 /** What the LIMS said for one lookup (an accession, or the pending worklist), or why it said nothing usable. */
@@ -96,7 +96,7 @@ export function boundQueries(queries: readonly OrderQuery[], max: number): { que
 }
 
 /**
- * The queries without the specimens whose ids cannot be read with certainty (src/result.ts accessionSchema: one rule
+ * The queries without the specimens whose ids cannot be read with certainty (src/result.ts accessionFault: one rule
  * for results and queries), and how many were so refused. Looking up what is left of a half-decoded id would answer
  * for another specimen.
  */
@@ -104,7 +104,7 @@ export function readableQueries(queries: readonly OrderQuery[]): { queries: Orde
   let unreadable = 0;
   const readable = (s: SpecimenSelector): boolean => {
     const ids = s.kind === 'id' ? [s.accession] : s.kind === 'range' ? [s.from, s.to] : [];
-    const ok = ids.every((id) => accessionSchema.safeParse(id).success);
+    const ok = ids.every((id) => accessionFault(id) === null);
     if (!ok) unreadable += 1;
     return ok;
   };
