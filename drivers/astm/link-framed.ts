@@ -33,17 +33,27 @@ export function framedStep(s: FramedState, input: Input): Step<FramedState> {
   }
 }
 
+/**
+ * What one chunk's scan keeps: its noise, reported once, and whether an ENQ was answered with nothing since. A sender
+ * waits for the answer to its ENQ, so ENQs that follow one in the same chunk are noise: a flood of them costs one
+ * answer and one effect, not two effects a byte.
+ */
+interface ChunkScan {
+  noise: number;
+  answered: boolean;
+}
+
 /** Consumes a chunk until it ends or a message completes: the chunk's rest then waits in the inbox, before `after`. */
 function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects: Effects, after: Inbox = emptyInbox): FramedState {
   let s: FramedState = state;
   let pos = 0;
   const next = new NextByte(data);
-  while (pos < data.length) {
-    if (s.phase === 'committing') break;
+  const scan: ChunkScan = { noise: 0, answered: false };
+  while (pos < data.length && s.phase !== 'committing') {
     if (s.phase === 'neutral' || s.phase === 'retrying') {
-      const at = skip(pos, next.at(ENQ, pos), next, effects);
+      const at = skip(pos, next.at(ENQ, pos), next, scan);
       if (at === data.length) break;
-      s = establish(s, effects);
+      s = onEnq(s, scan, effects);
       pos = at + 1;
       continue;
     }
@@ -54,26 +64,32 @@ function consume(state: Exclude<FramedState, Committing>, data: Buffer, effects:
       continue;
     }
     // Bytes between frames (a stray LF after a CR-only trailer, line noise) are not frames: ignored.
-    const at = skip(pos, Math.min(next.at(STX, pos), next.at(EOT, pos), next.at(ENQ, pos)), next, effects);
+    const at = skip(pos, Math.min(next.at(STX, pos), next.at(EOT, pos), next.at(ENQ, pos)), next, scan);
     if (at === data.length) break;
     pos = at + 1;
+    scan.answered &&= data[at] === ENQ;
     if (data[at] === EOT) s = onEot(s, effects);
-    else if (data[at] === ENQ) s = establish(discardOnEnq(s, effects), effects);
+    else if (data[at] === ENQ) s = onEnq(s, scan, effects);
     else {
       const r = readFrame(data, at, null, s.config.maxFrameBytes, s.config.deviations);
       s = onFrame(s, r, effects);
       pos = r.kind === 'incomplete' ? data.length : at + r.used;
     }
   }
+  if (scan.noise > 0) effects.push({ kind: 'noise', bytes: scan.noise });
   return s.phase === 'committing' ? { ...s, inbox: holdFirst(after, data.subarray(pos)) } : s;
 }
 
-/** Returns `at`, reporting the bytes from `pos` to it (line ends aside) as noise. */
-function skip(pos: number, at: number, next: NextByte, effects: Effects): number {
-  if (at === pos) return at;
-  const noise = at - pos - next.count(CR, pos, at) - next.count(LF, pos, at);
-  if (noise > 0) effects.push({ kind: 'noise', bytes: noise });
+/** Adds the bytes from `pos` to `at` (line ends aside) to the chunk's noise; returns `at`. */
+function skip(pos: number, at: number, next: NextByte, scan: ChunkScan): number {
+  if (at > pos) scan.noise += at - pos - next.count(CR, pos, at) - next.count(LF, pos, at);
   return at;
+}
+
+function onEnq(s: Exclude<FramedState, Committing>, scan: ChunkScan, effects: Effects): FramedState {
+  if (scan.answered) return (scan.noise++, s);
+  scan.answered = true;
+  return establish(s.phase === 'receiving' || s.phase === 'aborted' ? discardOnEnq(s, effects) : s, effects);
 }
 
 /** ENQ: ACK when the store can accept, NAK (busy) when it cannot or a message is still held (LIS01-A2 8.2.3). */

@@ -6,6 +6,11 @@ import type { CloseInfo, Transport } from './transport.js';
 
 /** TCP keepalive so a peer that vanished (power cut, pulled network cable) is noticed within minutes. */
 const KEEPALIVE_MS = 30_000;
+/**
+ * Bytes written and not yet taken by the peer beyond which the session ends: an analyzer reads its ACKs, and a peer
+ * that floods ENQs without reading would otherwise queue its answers in the gateway's memory without end.
+ */
+export const MAX_UNREAD_BYTES = 1024 * 1024;
 
 /** A Transport over one connected socket. */
 export class SocketTransport implements Transport {
@@ -49,7 +54,9 @@ export class SocketTransport implements Transport {
 
   write(data: Buffer): Promise<void> {
     if (this.closeInfo || this.socket.destroyed) return Promise.reject(new Error('transport closed'));
-    return new Promise((resolve, reject) => this.socket.write(data, (err) => (err ? reject(err) : resolve())));
+    const written = new Promise<void>((resolve, reject) => this.socket.write(data, (err) => (err ? reject(err) : resolve())));
+    if (this.socket.writableLength > MAX_UNREAD_BYTES) void this.end(`the peer left ${this.socket.writableLength} bytes unread; closed by labgate`);
+    return written;
   }
 
   onData(listener: (data: Buffer) => void): void {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { linkConfigOf } from '../../drivers/astm/decode.js';
 import { encodeFrame } from '../../drivers/astm/frame.js';
-import { drive, heldBytes, initialLinkState } from '../../drivers/astm/link.js';
+import { drive, heldBytes, initialLinkState, step } from '../../drivers/astm/link.js';
 import { harness } from './harness.js';
 import { bytes, frame } from './mnemonics.js';
 import { options, profile } from './profile.js';
@@ -139,5 +139,26 @@ describe('framing: none is bounded too', () => {
     ok = true;
     state = drive(state, { kind: 'timeout' }, perform);
     expect(events[0]).toBe(`${4 * 1024 * 1024} bytes dropped while a commit waited`);
+  });
+});
+
+describe('an ENQ flood', () => {
+  it('a chunk of 65,536 ENQs (or ENQs between noise) is answered once, in a handful of effects, not two a byte', () => {
+    for (const unit of [[0x05], [0x05, 0x00]]) {
+      const chunk = Buffer.alloc(64 * 1024, Buffer.from(unit));
+      for (const accepting of [true, false]) {
+        const r = step(initialLinkState(linkConfigOf(options()), accepting), { kind: 'bytes', data: chunk });
+        expect(r.effects.length).toBeLessThanOrEqual(4);
+        expect(r.effects.filter((e) => e.kind === 'write')).toEqual([{ kind: 'write', data: Buffer.from([accepting ? 0x06 : 0x15]) }]);
+        const noise = r.effects.find((e) => e.kind === 'noise');
+        expect(noise).toEqual({ kind: 'noise', bytes: chunk.length - 1 });
+      }
+    }
+  });
+
+  it('an ENQ after a frame or EOT in the same chunk is answered as usual', () => {
+    const h = harness(profile([]), options());
+    h.transport.emitData(bytes('<ENQ><ENQ>' + frame(1, H, false) + '<ENQ><EOT><ENQ>'));
+    expect(h.trace).toEqual([ACK, ACK, ACK, ACK]);
   });
 });

@@ -2,10 +2,11 @@
 // and the listening endpoint lets a waiting connection replace a session whose last traffic is 30 s old, whatever
 // bytes it sent since. So a stranger sending a NUL every 20 s to an instrument port without an allow-list holds it
 // for 30 s at most.
-import { createConnection, type Socket } from 'node:net';
+import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHl7Runner } from '../../drivers/hl7/runner.js';
 import { createLineRunner } from '../../drivers/line/runner.js';
+import { MAX_UNREAD_BYTES, SocketTransport } from '../../src/transport/tcp.js';
 import { TcpServerEndpoint } from '../../src/transport/tcp-server.js';
 import type { CloseInfo } from '../../src/transport/transport.js';
 import { harness } from '../astm/harness.js';
@@ -92,5 +93,28 @@ describe('a listening port held by bytes that are not traffic', () => {
     await until(() => stranger.closed());
     expect(closed?.reason).toMatch(/^replaced by a newer connection from 127\.0\.0\.1:\d+ after 30 s of silence$/);
     expect(analyzer.closed()).toBe(false);
+  });
+});
+
+describe('a peer that never reads what labgate writes', () => {
+  it(`is closed once more than ${MAX_UNREAD_BYTES} bytes wait unread, saying why`, async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+    const peer = createConnection({ host: '127.0.0.1', port: (server.address() as AddressInfo).port });
+    peer.pause();
+    peer.on('error', () => {});
+    const transport = new SocketTransport(await accepted);
+    let closed: CloseInfo | undefined;
+    transport.onClose((info) => (closed = info));
+    const chunk = Buffer.alloc(64 * 1024, 0x06);
+    for (let i = 0; i < 512 && !closed; i++) {
+      void transport.write(chunk).catch(() => undefined);
+      await new Promise((r) => setImmediate(r));
+    }
+    await until(() => closed !== undefined);
+    expect(closed?.reason).toMatch(/^the peer left \d+ bytes unread; closed by labgate$/);
+    peer.destroy();
+    await new Promise((r) => server.close(r));
   });
 });
