@@ -12,6 +12,8 @@ export interface Capture {
   protocol: Protocol;
   /** Epoch milliseconds at which the message was complete. */
   receivedAt: number;
+  /** Set when the wall clock was known not to be synchronised at receipt: receivedAt may be far off. */
+  clock?: 'unsynchronised';
   raw: Buffer;
 }
 

@@ -11,6 +11,8 @@ export interface ResultPayload {
   capture: {
     /** ISO-8601 UTC time the message carrying this result was received. */
     receivedAt: string;
+    /** Present when the gateway's clock was not synchronised then: receivedAt may be far off (never the result's time). */
+    clock?: 'unsynchronised';
     /** SHA-256 hex of the raw captured bytes. */
     rawSha256: string;
   };
@@ -23,13 +25,14 @@ export interface ResultPayload {
 }
 
 /** Builds the payload for a result received in a capture. */
-export function buildPayload(result: KeyedResult, capture: { receivedAt: number; rawSha256: string }): ResultPayload {
+export function buildPayload(result: KeyedResult, capture: { receivedAt: number; rawSha256: string; clock?: 'unsynchronised' }): ResultPayload {
   const key = dedupKey(result);
+  const clock = capture.clock ? { clock: capture.clock } : {};
   return {
     dedupKey: key,
     recordId: recordId(key),
     result,
-    capture: { receivedAt: new Date(capture.receivedAt).toISOString(), rawSha256: capture.rawSha256 },
+    capture: { receivedAt: new Date(capture.receivedAt).toISOString(), rawSha256: capture.rawSha256, ...clock },
   };
 }
 

@@ -26,6 +26,8 @@ export interface GatewayFigures {
   disk?: { freeBytes: number | undefined; floorBytes: number; accepting: boolean };
   /** Bytes of the store's write-ahead log now (0 right after a checkpoint truncated it). */
   walBytes?: number;
+  /** True when the wall clock is known synchronised (systemd-timesyncd or timedated said so). */
+  clockSynchronised?: boolean;
 }
 
 /** Where the gauges read, once per scrape. */
@@ -117,4 +119,14 @@ function gatewayGauges(r: Registry, read: () => GatewayFigures): void {
     const bytes = read().walBytes;
     if (bytes !== undefined) set({}, bytes);
   });
+  scraped(
+    r,
+    'labgate_clock_synchronised',
+    '1 while the wall clock is known synchronised (systemd-timesyncd or timedated), 0 while it is not or cannot be told',
+    [],
+    (set) => {
+      const synchronised = read().clockSynchronised;
+      if (synchronised !== undefined) set({}, synchronised ? 1 : 0);
+    },
+  );
 }

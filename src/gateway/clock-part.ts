@@ -1,6 +1,9 @@
 // The gateway's clock part: every few seconds it compares the wall clock with the store's steady time, so that a step
-// (NTP answering a Pi that booted with a stale time) is recorded for a restart and for retention, and logged once.
-import type { Clock } from '../clock.js';
+// (NTP answering a Pi that booted with a stale time) is recorded for a restart and for retention and logged once, and
+// it asks whether the wall clock is synchronised (clock-sync.ts) for the page, /healthz, /metrics and the receive
+// times of what arrives meanwhile.
+import { wallTimeOf, type Clock } from '../clock.js';
+import { clockSyncProbe, type ClockSync, type ClockSyncProbe } from '../clock-sync.js';
 import { formatDuration } from '../duration.js';
 import type { Log } from '../log.js';
 import type { ClockStep } from '../store/steady-time.js';
@@ -12,30 +15,67 @@ export interface ClockPartDeps {
   steady: () => { check(): ClockStep | null };
   clock: Clock;
   log: Log;
+  /** Asks whether the clock is synchronised; default the real one (systemd-timesyncd, then timedated). */
+  probe?: ClockSyncProbe;
   /** Between looks. Default 5 s. */
   intervalMs?: number;
 }
 
-/** Looks for wall-clock steps while the gateway runs. */
+/** The clock as the page, /healthz and /metrics show it. */
+export interface ClockStatus extends ClockSync {
+  /** The last step seen since start: when (wall time, as the clock reads now) and how far. */
+  lastStep?: { at: number; stepMs: number };
+}
+
+/** Looks for wall-clock steps and at the synchronisation while the gateway runs. */
 export class ClockPart implements Part {
   readonly name = 'clock';
   private timer: unknown = undefined;
+  private running = false;
+  private sync: ClockSync = { state: 'unknown', source: 'not asked yet' };
+  private lastStep: { monotonicAt: number; stepMs: number } | undefined;
+  private readonly probe: ClockSyncProbe;
 
-  constructor(private readonly deps: ClockPartDeps) {}
+  constructor(private readonly deps: ClockPartDeps) {
+    this.probe = deps.probe ?? clockSyncProbe({ monotonic: () => deps.clock.monotonic() });
+  }
 
-  start(): void {
-    this.look();
+  /** Looks once (the synchronisation is known before the instruments start), then every interval. */
+  async start(): Promise<void> {
+    this.running = true;
+    await this.look();
   }
 
   stop(): void {
+    this.running = false;
     if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
 
-  private look(): void {
-    const step = this.deps.steady().check();
-    if (step) this.deps.log.warn({ stepMs: step.stepMs }, `the wall clock stepped ${describeStep(step.stepMs)}; due times and waits keep their length`);
-    this.timer = this.deps.clock.setTimeout(() => this.look(), this.deps.intervalMs ?? 5_000);
+  status(): ClockStatus {
+    const step = this.lastStep;
+    return { ...this.sync, ...(step ? { lastStep: { at: wallTimeOf(this.deps.clock, step.monotonicAt), stepMs: step.stepMs } } : {}) };
+  }
+
+  /** True while the wall clock is known not to be synchronised: what is stamped now says so. */
+  unsynchronised(): boolean {
+    return this.sync.state === 'unsynchronised';
+  }
+
+  private async look(): Promise<void> {
+    const { deps } = this;
+    const step = deps.steady().check();
+    if (step) {
+      this.lastStep = { monotonicAt: deps.clock.monotonic(), stepMs: step.stepMs };
+      deps.log.warn({ stepMs: step.stepMs }, `the wall clock stepped ${describeStep(step.stepMs)}; due times and waits keep their length`);
+    }
+    const sync = await this.probe();
+    if (sync.state !== this.sync.state) {
+      if (sync.state === 'unsynchronised') deps.log.warn({ source: sync.source }, 'clock not synchronised: times stamped now may be wrong');
+      else deps.log.info({ source: sync.source }, sync.state === 'synchronised' ? 'clock synchronised' : 'clock synchronisation unknown');
+    }
+    this.sync = sync;
+    if (this.running) this.timer = deps.clock.setTimeout(() => void this.look(), deps.intervalMs ?? 5_000);
   }
 }
 

@@ -1,5 +1,6 @@
 // What the composition root injects into a gateway; tests and the demo replace the serial ports, sinks and disk probe.
 import type { Clock } from '../clock.js';
+import type { ClockSyncProbe } from '../clock-sync.js';
 import type { Sink } from '../delivery/contract.js';
 import type { StatFs } from '../disk-guard.js';
 import type { MessageDecoders } from '../driver-registry.js';
@@ -17,6 +18,8 @@ export interface GatewayDeps {
   /** Sinks to use instead of building them from the configuration (the demo's embedded PostgreSQL). */
   sinks?: Sink[];
   statfs?: StatFs;
+  /** Asks whether the wall clock is synchronised (default: systemd-timesyncd, then timedated). */
+  clockSync?: ClockSyncProbe;
   /** How often the disk guard measures free space (default 5 s); the full-disk test shortens it. */
   diskIntervalMs?: number;
   /** Decoders the instruments' runners use instead of their protocol's own (a test's failing decoder). */

@@ -2,6 +2,7 @@
 // store's, which survives a restart, or the port's when the store has none yet), the disk guard's last measurement
 // and the size of the store's write-ahead log.
 import { statSync } from 'node:fs';
+import type { ClockSync } from '../clock-sync.js';
 import type { DiskGuard } from '../disk-guard.js';
 import type { GatewayFigures } from '../metrics.js';
 import { localDay } from '../store/instrument-days.js';
@@ -13,6 +14,8 @@ export interface GatewayFigureParts {
   now: () => number;
   instruments: () => PortStatus[];
   disk: () => Pick<DiskGuard, 'status'> | undefined;
+  /** Whether the wall clock is synchronised (the clock part). */
+  clock?: () => ClockSync;
 }
 
 /** The source Metrics.setGatewaySource reads. */
@@ -28,6 +31,7 @@ export function gatewayFigures(parts: GatewayFigureParts): () => GatewayFigures 
       lastMessages,
       ...(disk ? { disk: { freeBytes: disk.freeBytes, floorBytes: disk.floorBytes, accepting: disk.accepting } } : {}),
       walBytes: walBytes(parts.store.db.name),
+      ...(parts.clock ? { clockSynchronised: parts.clock().state === 'synchronised' } : {}),
     };
   };
 }

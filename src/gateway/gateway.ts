@@ -43,6 +43,7 @@ export class Gateway {
   private readonly delivery: DeliveryPart;
   private bound: ReadonlyMap<string, BoundInstrument> = new Map();
   private readonly disk: DiskPart;
+  private readonly clockPart: ClockPart;
   private retention: Retention | undefined;
   private stopping = false;
   private ready = false;
@@ -67,6 +68,8 @@ export class Gateway {
     deps.faults?.onRecord(() => this.metrics.unhandledError());
     this.lifecycle = new Lifecycle(deps.log);
     this.disk = new DiskPart(() => this.config.gateway, deps);
+    const probe = deps.clockSync ? { probe: deps.clockSync } : {};
+    this.clockPart = new ClockPart({ steady: () => this.store!.steady, clock: deps.clock, log: deps.log.child({ part: 'clock' }), ...probe });
     this.delivery = new DeliveryPart({
       config: () => this.config,
       store: () => this.store!,
@@ -214,7 +217,7 @@ export class Gateway {
         },
         stop: () => this.store?.close(),
       },
-      new ClockPart({ steady: () => this.store!.steady, clock: deps.clock, log: deps.log.child({ part: 'clock' }) }),
+      this.clockPart,
       {
         name: 'delivery',
         start: () => {
@@ -272,6 +275,7 @@ export class Gateway {
       },
       // A full disk fails every message an analyzer resends: one line per interval, not one per attempt.
       log: this.summarized(this.deps.log),
+      clockUnsynchronised: () => this.clockPart.unsynchronised(),
       ...(this.deps.beforeCommit ? { beforeCommit: this.deps.beforeCommit } : {}),
     });
     return this.ingestPort;
@@ -282,6 +286,7 @@ export class Gateway {
     this.web = gatewayWeb({
       config,
       clock: deps.clock,
+      clockStatus: () => this.clockPart.status(),
       log: deps.log,
       summarized: (log) => this.summarized(log),
       store,

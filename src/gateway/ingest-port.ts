@@ -17,6 +17,8 @@ export interface IngestPortOptions {
   beforeCommit?: () => void;
   /** The committer; default one of its own on `store`. */
   group?: GroupCommit;
+  /** True while the wall clock is known not to be synchronised: the receive time is then marked unreliable. */
+  clockUnsynchronised?: () => boolean;
 }
 
 /** Builds the one IngestPort every driver runner commits through: one group commit shared by every instrument. */
@@ -25,7 +27,8 @@ export function createIngestPort(options: IngestPortOptions): IngestPort {
   return async (message) => {
     if (!options.accepting()) return { kind: 'unavailable', reason: 'the gateway is not accepting messages now' };
     options.beforeCommit?.();
-    const outcome = await group.commit(message);
+    const marked = options.clockUnsynchronised?.() ? { ...message, capture: { ...message.capture, clock: 'unsynchronised' as const } } : message;
+    const outcome = await group.commit(marked);
     if (outcome.kind === 'committed') {
       if (outcome.summary.inserted > 0) options.onCommitted();
       return { kind: 'committed', summary: outcome.summary, rejections: message.rejections };

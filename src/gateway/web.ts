@@ -1,6 +1,7 @@
 // The gateway's HTTP listener: the status page (with its guard), /healthz and /metrics on one WebServer, reading
 // the running parts through the providers the gateway passes in.
 import { join } from 'node:path';
+import type { ClockStatus } from './clock-part.js';
 import type { Config } from '../config/schema.js';
 import type { DiskGuard } from '../disk-guard.js';
 import type { Drain } from '../delivery/drain.js';
@@ -34,6 +35,8 @@ import { twoWayInstruments } from '../config/two-way-checks.js';
 export interface GatewayWebParts {
   config: Config;
   clock: Clock;
+  /** Whether the wall clock is synchronised, and its last step (clock-part.ts). */
+  clockStatus: () => ClockStatus;
   log: Logger;
   /** Wraps a logger so its repeated lines are summarized (and flushed at stop). */
   summarized: (log: Logger) => LogSummary;
@@ -93,10 +96,12 @@ export function gatewayWeb(parts: GatewayWebParts): WebServer {
       sinks: parts.sinkHealth,
       ...(parts.faults ? { unhandledErrors: () => parts.faults!.count } : {}),
       ...(parts.reload ? { configuration: () => reloadHealth(parts.reload!()), lastReload: () => lastReload(parts.reload!()) } : {}),
+      clock: parts.clockStatus,
       thresholds: config.alerts,
     }),
   );
-  parts.metrics.setGatewaySource(gatewayFigures({ store, now: clock.now, instruments: parts.instruments, disk: parts.disk }));
+  const figures = { store, now: clock.now, instruments: parts.instruments, disk: parts.disk, clock: parts.clockStatus };
+  parts.metrics.setGatewaySource(gatewayFigures(figures));
   web.route(metricsRoute(parts.metrics));
   return web;
 }
@@ -134,7 +139,12 @@ function statusSource(parts: GatewayWebParts): StatusSource {
     ...source,
     snapshot: async () => {
       const bound = parts.retention()?.rejectedBound();
-      return { ...(await source.snapshot()), ...(bound ? { rejectedRetention: bound } : {}) };
+      const disk = parts.disk()?.status();
+      const gateway = {
+        clock: parts.clockStatus(),
+        ...(disk ? { disk: { accepting: disk.accepting, freeBytes: disk.freeBytes ?? null, floorBytes: disk.floorBytes, reason: disk.reason ?? null } } : {}),
+      };
+      return { ...(await source.snapshot()), ...(bound ? { rejectedRetention: bound } : {}), ...gateway };
     },
   };
 }

@@ -35,7 +35,7 @@ export interface FhirObservation {
   category: { coding: FhirCoding[] }[];
   code: { coding: FhirCoding[] };
   effectiveDateTime: string;
-  issued: string;
+  issued?: string;
   specimen: { identifier: { system: string; value: string }; display: string };
   device: { identifier: { system: string; value: string }; display: string };
   valueQuantity?: FhirQuantity;
@@ -146,7 +146,8 @@ export function toObservation(payload: ResultPayload, o: ObservationOptions): Fh
     },
     // Both in R4's dateTime/instant form: the key's `+00:00` instant, and the capture's ISO-8601 UTC time.
     effectiveDateTime: r.resultedAt,
-    issued: payload.capture.receivedAt,
+    // Not claimed when the gateway's clock was not synchronised at receipt: it could be years off.
+    ...(payload.capture.clock === 'unsynchronised' ? {} : { issued: payload.capture.receivedAt }),
     specimen: { identifier: { system: o.specimenSystem, value: accession }, display: `Specimen ${accession}` },
     device: { identifier: { system: o.deviceSystem, value: r.instrumentId }, display: r.instrumentId },
     ...value(r, ucum),

@@ -39,6 +39,8 @@ export interface LimsEnvelope {
     instrument: string;
     analyzerCode: string;
     capturedAt: string;
+    /** Present (true) only when the gateway's clock was not synchronised at receipt: capturedAt may be far off. */
+    capturedAtUnreliable?: true;
     captureSha256: string;
   };
 }
@@ -72,6 +74,7 @@ export function buildEnvelope(payload: ResultPayload, gatewayId: string): LimsEn
       instrument: r.instrumentId,
       analyzerCode: r.source.analyzerCode,
       capturedAt: payload.capture.receivedAt,
+      ...(payload.capture.clock === 'unsynchronised' ? { capturedAtUnreliable: true as const } : {}),
       captureSha256: payload.capture.rawSha256,
     },
   };

@@ -22,7 +22,7 @@ export interface Tally {
 
 /** Where the results being written came from and who is writing them. */
 export interface WriteContext {
-  capture: { id: number; receivedAt: number; rawSha256: string };
+  capture: { id: number; receivedAt: number; rawSha256: string; clock?: 'unsynchronised' };
   now: number;
   /** The steady time (steady-time.ts) a new outbox row is due at: now, on the clock that never steps. */
   due: number;

@@ -88,7 +88,7 @@ export class MessageCommits {
     // What the analyzer sent beside a rejected code is for the codes seen; the reasons are kept as they always were.
     const rejections = observed.map(({ observed: _, ...r }) => r);
     const id = journal.insert(capture, rawSha256, rejections, valid.length, now);
-    const from = { id, receivedAt: capture.receivedAt, rawSha256 };
+    const from = { id, receivedAt: capture.receivedAt, rawSha256, ...(capture.clock ? { clock: capture.clock } : {}) };
     const ctx = { capture: from, now, due: this.due(), actor: GATEWAY_ACTOR, counted: null };
     const { tally, keys } = writer.writeAll(valid, ctx);
     this.auditRejections(id, rejections, GATEWAY_ACTOR, now);

@@ -1,6 +1,7 @@
 // /healthz: one verdict from everything the gateway depends on. `failing` means results cannot be accepted
 // (store not writable, disk below the floor, still recovering); `degraded` means it works but a person should
 // look (an instrument not connected, a sink backlog over the alert thresholds, dead letters).
+import type { ClockSync } from '../clock-sync.js';
 import type { DiskStatus } from '../disk-guard.js';
 import type { SinkHealth } from '../delivery/sink-health.js';
 import type { PortStatus } from '../transport/supervisor.js';
@@ -21,6 +22,8 @@ export interface HealthSnapshot {
   configuration?: string[];
   /** The last configuration reload, applied or refused (null before the first). */
   lastReload?: LastReload | null;
+  /** Whether the wall clock is synchronised. */
+  clock?: ClockSync;
 }
 
 /** What /healthz says of the last configuration reload (`systemctl reload labgate`). */
@@ -44,6 +47,7 @@ export interface HealthReport {
   sinks: SinkHealth[];
   disk?: DiskStatus;
   lastReload?: LastReload;
+  clock?: ClockSync;
 }
 
 /** Providers the composition root injects; each is called once per request. */
@@ -56,6 +60,7 @@ export interface HealthSources {
   unhandledErrors?: () => number;
   configuration?: () => string[];
   lastReload?: () => LastReload | null;
+  clock?: () => ClockSync;
   thresholds: AlertThresholds;
 }
 
@@ -86,12 +91,15 @@ export function evaluateHealth(snapshot: HealthSnapshot, thresholds: AlertThresh
     if ((s.conflicts ?? 0) > 0) degraded.push(`sink ${s.sink}: ${s.conflicts} conflict${s.conflicts === 1 ? '' : 's'} need a person`);
   }
   degraded.push(...(snapshot.configuration ?? []));
+  // The gateway works with a wrong clock (keys hold the analyzer's own time), but what it stamps says so.
+  if (snapshot.clock?.state === 'unsynchronised') degraded.push(`clock not synchronised (${snapshot.clock.source}): receive times stamped now may be wrong`);
   const bugs = snapshot.unhandledErrors ?? 0;
   if (bugs > 0) degraded.push(`${bugs} unhandled error${bugs === 1 ? '' : 's'} since start (a bug; the journal has the stack)`);
   const status: HealthStatus = failing.length ? 'failing' : degraded.length ? 'degraded' : 'ok';
   const report: HealthReport = { status, reasons: [...failing, ...degraded], instruments: snapshot.instruments, sinks: snapshot.sinks };
   if (snapshot.disk) report.disk = snapshot.disk;
   if (snapshot.lastReload) report.lastReload = snapshot.lastReload;
+  if (snapshot.clock) report.clock = snapshot.clock;
   return report;
 }
 
@@ -116,6 +124,7 @@ export function collectHealth(sources: HealthSources): HealthReport {
   if (sources.unhandledErrors) snapshot.unhandledErrors = sources.unhandledErrors();
   if (sources.configuration) snapshot.configuration = safe('configuration', sources.configuration, [], failures);
   if (sources.lastReload) snapshot.lastReload = safe('configuration', sources.lastReload, null, failures);
+  if (sources.clock) snapshot.clock = sources.clock();
   if (disk) snapshot.disk = disk;
   const report = evaluateHealth(snapshot, sources.thresholds);
   if (failures.length) return { ...report, status: 'failing', reasons: [...failures, ...report.reasons] };

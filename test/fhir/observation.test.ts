@@ -52,6 +52,14 @@ describe('result → Observation', () => {
     });
   });
 
+  it('claims no issued time when the gateway clock was not synchronised at receipt', () => {
+    const result = keyedResultSchema.parse(sampleResult(1, {}));
+    const payload = buildPayload(result, { receivedAt: Date.UTC(1970, 0, 1, 0, 3), rawSha256: 'a'.repeat(64), clock: 'unsynchronised' });
+    const o = valid(toObservation(payload, options));
+    expect(o).not.toHaveProperty('issued');
+    expect(o.effectiveDateTime).toBe('2026-07-01T08:00:01+00:00');
+  });
+
   it.each(resultStatuses.map((s) => [s, observationStatus[s]]))('status %s → %s', (status, fhir) => {
     expect(valid(observe({ status })).status).toBe(fhir);
   });

@@ -61,8 +61,12 @@ describe('LIMS envelope', () => {
     const doc = readFileSync(new URL('../../src/sinks/LIMS.md', import.meta.url), 'utf8');
     const version1 = doc.slice(doc.indexOf('## Version 1'), doc.indexOf('## Headers'));
     const documented = [...version1.matchAll(/^\| `([\w.]+)` \|/gm)].map((m) => m[1]);
-    const sent = leafPaths(envelopeOf(1));
-    expect(sent.sort()).toEqual(documented.sort());
+    const always = leafPaths(envelopeOf(1));
+    // provenance.capturedAtUnreliable is there only when the gateway's clock was not synchronised at receipt.
+    const payload = JSON.parse(sampleRow(1, sampleResult(1)).payload) as ResultPayload;
+    const unsynchronised = leafPaths(buildEnvelope({ ...payload, capture: { ...payload.capture, clock: 'unsynchronised' } }, 'gw-a'));
+    expect(unsynchronised.filter((p) => !always.includes(p))).toEqual(['provenance.capturedAtUnreliable']);
+    expect(unsynchronised.sort()).toEqual(documented.sort());
     expect(ENVELOPE_VERSION).toBe('1');
   });
 

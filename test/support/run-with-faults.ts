@@ -6,6 +6,8 @@
 import { writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { runGateway, type RunHooks } from '../../src/commands/run.js';
+import { systemClock } from '../../src/clock.js';
+import { clockSyncProbe } from '../../src/clock-sync.js';
 import type { StatFs } from '../../src/disk-guard.js';
 
 /** The hooks the LABGATE_FAULT_* variables ask for. */
@@ -16,10 +18,14 @@ export function faultHooks(env: NodeJS.ProcessEnv): RunHooks {
   const rejectMs = positive(env['LABGATE_FAULT_UNHANDLED_REJECTION_MS']);
   // The power cut of a configuration save at its worst instant: the new text durable under its temporary name, not renamed.
   const killBeforeRename = env['LABGATE_FAULT_KILL_BEFORE_CONFIG_RENAME'] === '1';
+  // A directory standing in for /run/systemd/timesync (the clock tests: synchronised once the flag file is there).
+  const timesyncDir = env['LABGATE_FAULT_TIMESYNC_DIR'];
+  const clockSync = timesyncDir ? clockSyncProbe({ timesyncDir, timedated: async () => undefined, monotonic: () => systemClock.monotonic() }) : undefined;
   return {
     deps: {
       ...(killBeforeRename ? { beforeConfigRename: () => void process.kill(process.pid, 'SIGKILL') } : {}),
       ...(statfs ? { statfs } : {}),
+      ...(clockSync ? { clockSync } : {}),
       ...(diskIntervalMs ? { diskIntervalMs } : {}),
       ...(pauseMs ? { beforeCommit: pauseBeforeCommit(pauseMs) } : {}),
     },

@@ -60,14 +60,17 @@ export function overallLamp(s: StatusSnapshot): Lamp {
   const queued = s.deadLetters.length + s.conflicts.length + s.rejectedCaptures.length > 0;
   // A refused reload or a change waiting for a restart needs a person as much as a queue does.
   const reload = s.reload !== undefined && (s.reload.outcome === 'refused' || s.reload.waitingForRestart.length > 0);
-  return lamps.includes('amber') || queued || reload ? 'amber' : 'green';
+  if (s.disk?.accepting === false) return 'red';
+  const clock = s.clock?.state === 'unsynchronised';
+  return lamps.includes('amber') || queued || reload || clock ? 'amber' : 'green';
 }
 
 /** What is red, in a few words each (`chem1: error`, `lims: paused`), for the headline. */
 export function redItems(s: StatusSnapshot): string[] {
   const instruments = s.instruments.filter((i) => instrumentLamp(i) === 'red').map((i) => `${i.id}: ${stateLabel(i.state).toLowerCase()}`);
   const sinks = s.sinks.filter((k) => sinkLamp(k) === 'red').map((k) => `${k.sink}: paused`);
-  return [...instruments, ...sinks];
+  const disk = s.disk?.accepting === false ? ['disk full: not accepting results'] : [];
+  return [...disk, ...instruments, ...sinks];
 }
 
 /** ISO-8601 for a `<time datetime>` attribute. */

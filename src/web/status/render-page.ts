@@ -4,6 +4,7 @@ import { overallLamp, redItems } from './format.js';
 import { paths } from './paths.js';
 import { daySection } from './render-charts.js';
 import { codesSection } from './render-codes.js';
+import { gatewaySection } from './render-gateway.js';
 import { reloadSection } from './render-reload.js';
 import { actionForm, queuesSection } from './render-queues.js';
 import { ago, lamp } from './render-marks.js';
@@ -40,7 +41,7 @@ export function liveFragment(s: StatusSnapshot, csrf: string): SafeHtml {
   const headline = verdict === 'red' ? `Attention: ${redItems(s).join(', ')}` : HEADLINE[verdict];
   return html`<section id="summary" class="summary summary-${verdict}">${lamp(verdict, headline)}
 <span class="updated">Updated ${ago(s.now, s.now)}</span></section>
-${reloadSection(s)}${chips(s)}${instrumentsSection(s)}${sinksSection(s)}${daySection(s)}${queuesSection(s, csrf)}${codesSection(s)}${resultsSection(s)}`;
+${gatewaySection(s)}${reloadSection(s)}${chips(s)}${instrumentsSection(s)}${sinksSection(s)}${daySection(s)}${queuesSection(s, csrf)}${codesSection(s)}${resultsSection(s)}`;
 }
 
 /** The status page. */

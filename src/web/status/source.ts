@@ -204,6 +204,27 @@ export interface StatusSnapshot {
   codesSeen?: InstrumentCodesView[];
   /** The size bound on rejected captures (the newest are kept), when retention enforces one. */
   rejectedRetention?: { keptMb: number; prunedSinceStart: number };
+  /** The wall clock: synchronised or not (and who says so), and its last step since start. */
+  clock?: ClockView;
+  /** The disk guard: refusing messages below the floor, and why. */
+  disk?: DiskView;
+}
+
+/** What is known of the gateway's wall clock. */
+export interface ClockView {
+  state: 'synchronised' | 'unsynchronised' | 'unknown';
+  source: string;
+  /** The last step since start (wall time as the clock reads now, and how far: negative is back). */
+  lastStep?: { at: number; stepMs: number };
+}
+
+/** The data directory's free space as the disk guard last measured it. */
+export interface DiskView {
+  accepting: boolean;
+  freeBytes: number | null;
+  floorBytes: number;
+  /** Why messages are refused, while they are. */
+  reason: string | null;
 }
 
 /** What an action did, in a sentence for the technician; `not-found` when someone else got there first. */

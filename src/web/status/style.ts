@@ -43,6 +43,8 @@ tr.differs td { background: #fff4d6; font-weight: 600; }
 .flash-error { background: #ffebe9; border-color: var(--red); }
 .reload { margin: 8px 0 0; padding: 8px 12px; border-radius: 8px; border: 1px solid var(--line); background: #fff; overflow-wrap: anywhere; }
 .reload p { margin: 4px 0; } .reload-refused { border-color: var(--red); background: #ffebe9; } .reload-applied { border-color: #54aeff; background: #ddf4ff; }
+.banner { margin: 8px 0 0; padding: 8px 12px; border-radius: 8px; border: 1px solid var(--line); background: #fff; overflow-wrap: anywhere; }
+.banner-red { border-color: var(--red); background: #ffebe9; } .banner-amber { border-color: #d4a72c; background: #fff8c5; }
 .card-wide { grid-column: 1 / -1; } .finding { margin: 4px 0; font-size: 1.05rem; }
 pre.yaml { background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 8px; margin: 6px 0; overflow-x: auto; font-size: .9rem; user-select: all; -webkit-user-select: all; }
 .codes { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px; margin-bottom: 10px; }
