@@ -19,38 +19,69 @@ function requestOf(code: string): OrderQuery['request'] {
 /** One Q record read with the instrument's options. */
 export function readQuery(record: AstmRecord, options: Pick<AstmOptions, 'orders' | 'codeComponents' | 'codePick' | 'codeJoin'>): OrderQuery {
   const requestCode = unescape(rawField(record, 13), record.delimiters).trim().toUpperCase();
-  return { specimens: specimensOf(record, options.orders.specimenComponent), tests: testsOf(record, options), request: requestOf(requestCode), requestCode };
+  const { specimens, unread } = specimensOf(record, options.orders.specimenComponent, options.orders.maxSpecimensPerQuery);
+  return { specimens, tests: testsOf(record, options), request: requestOf(requestCode), requestCode, ...(unread > 0 ? { unread } : {}) };
 }
 
-function specimensOf(record: AstmRecord, component: number): SpecimenSelector[] {
+/**
+ * Q.3 (and Q.4) as selectors. Past `max` distinct ids the repeats are counted, not read (a Q record of a million
+ * repeats must not cost a million ids), except that an `ALL` among them still asks for every pending specimen.
+ */
+function specimensOf(record: AstmRecord, component: number, max: number): { specimens: SpecimenSelector[]; unread: number } {
   const d = record.delimiters;
   const idIn = (repeat: string): string => unescape(repeat.split(d.component)[component - 1] ?? '', d).trim();
+  const all = { specimens: [{ kind: 'all' as const }], unread: 0 };
   const start = rawField(record, 3);
-  if (isAll(unescape(start, d))) return [{ kind: 'all' }];
-  const ids = start.split(d.repeat).map(idIn);
-  if (ids.some(isAll)) return [{ kind: 'all' }];
-  const named = ids.filter((id) => id !== '');
+  // `ALL` as the whole field (only a short field can be that: a long one is not upper-cased whole to find out).
+  if (start.length <= 16 && isAll(unescape(start, d))) return all;
+  const named = new Set<string>();
+  let unread = 0;
+  for (let from = 0; from <= start.length;) {
+    const at = start.indexOf(d.repeat, from);
+    const end = at < 0 ? start.length : at;
+    const repeat = start.slice(from, end);
+    from = end + 1;
+    if (named.size >= max && !/all/i.test(repeat)) {
+      if (repeat !== '') unread += 1;
+      continue;
+    }
+    const id = idIn(repeat);
+    if (isAll(id)) return all;
+    if (id !== '' && named.size < max) named.add(id);
+    else if (id !== '' && !named.has(id)) unread += 1;
+  }
   // LIS2-A2 11.1.4: an ending range id makes Q.3 the start of a range (a single start only).
-  const end = rawField(record, 4)
+  const last = rawField(record, 4)
     .split(d.repeat)
     .map(idIn)
     .find((id) => id !== '');
-  if (end !== undefined && named.length === 1 && end !== named[0]) return [{ kind: 'range', from: named[0]!, to: end }];
-  return [...new Set(named)].map((accession) => ({ kind: 'id', accession }));
+  const [first] = named;
+  if (last !== undefined && named.size === 1 && unread === 0 && last !== first) return { specimens: [{ kind: 'range', from: first!, to: last }], unread };
+  return { specimens: [...named].map((accession) => ({ kind: 'id', accession })), unread };
 }
+
+/** Test codes one query is read for: far more than any analyzer's menu; the rest of a longer Q.5 is not read. */
+export const MAX_QUERY_TESTS = 1_000;
 
 function testsOf(record: AstmRecord, options: Pick<AstmOptions, 'codeComponents' | 'codePick' | 'codeJoin'>): OrderQuery['tests'] {
   const d = record.delimiters;
-  const codes = rawField(record, 5)
-    .split(d.repeat)
-    .map((test) =>
-      codeFromComponents(
-        test.split(d.component).map((c) => unescape(c, d)),
-        options,
-      ),
-    )
-    .filter((code) => code !== '');
-  return codes.length === 0 || codes.some(isAll) ? 'all' : [...new Set(codes)];
+  const field = rawField(record, 5);
+  const codes = new Set<string>();
+  for (let from = 0; from <= field.length && codes.size < MAX_QUERY_TESTS;) {
+    const at = field.indexOf(d.repeat, from);
+    const end = at < 0 ? field.length : at;
+    const code = codeFromComponents(
+      field
+        .slice(from, end)
+        .split(d.component)
+        .map((c) => unescape(c, d)),
+      options,
+    );
+    from = end + 1;
+    if (isAll(code)) return 'all';
+    if (code !== '') codes.add(code);
+  }
+  return codes.size === 0 ? 'all' : [...codes];
 }
 
 function isAll(text: string): boolean {

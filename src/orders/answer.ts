@@ -24,13 +24,18 @@ export function analyzerCodeFor(mapping: readonly AnalyteMapping[], loinc: strin
 }
 
 /** The specimen's orders this instrument can run (and, when the analyzer named tests, only those). */
-export function ordersFor(specimen: SpecimenOrders, mapping: readonly AnalyteMapping[], tests: OrderQuery['tests'] = 'all'): InstrumentSpecimen {
+export function ordersFor(
+  specimen: SpecimenOrders,
+  mapping: readonly AnalyteMapping[],
+  tests: 'all' | readonly string[] | ReadonlySet<string> = 'all',
+): InstrumentSpecimen {
+  const wanted = tests === 'all' ? null : tests instanceof Set ? tests : new Set(tests);
   const orders: InstrumentOrder[] = [];
   const seen = new Set<string>();
   for (const order of specimen.orders) {
     const analyzerCode = analyzerCodeFor(mapping, order.loinc);
     if (analyzerCode === undefined || seen.has(analyzerCode)) continue;
-    if (tests !== 'all' && !tests.includes(analyzerCode)) continue;
+    if (wanted !== null && !wanted.has(analyzerCode)) continue;
     // Two orders for one test on one specimen are one test for the analyzer; both are dispatched by their ids below.
     seen.add(analyzerCode);
     orders.push({ ...order, analyzerCode });
@@ -77,7 +82,7 @@ export function lookupPlan(queries: readonly OrderQuery[]): { accessions: string
  */
 export function boundQueries(queries: readonly OrderQuery[], max: number): { queries: OrderQuery[]; refused: number } {
   const kept = new Set<string>();
-  let refused = 0;
+  let refused = queries.reduce((n, q) => n + (q.unread ?? 0), 0);
   const bounded = queries.map((q) => {
     const specimens = q.specimens.filter((s) => {
       const key = s.kind === 'id' ? `id ${s.accession}` : s.kind === 'range' ? `range ${s.from} ${s.to}` : 'all';
@@ -122,13 +127,14 @@ export function decideAnswer(query: OrderQuery, lookups: readonly Lookup[], mapp
   const found = new Map<string, InstrumentSpecimen>();
   const ids = new Set(named);
   const ranges = query.specimens.filter((s) => s.kind !== 'id');
+  const tests = query.tests === 'all' ? 'all' : new Set(query.tests);
   let unexpressible = false;
   for (const lookup of lookups) {
     if (lookup.kind !== 'specimens') continue;
     for (const specimen of lookup.specimens) {
       const asked = ids.has(specimen.accession) || ranges.some((s) => selects(s, specimen.accession));
       if (found.has(specimen.accession) || !asked) continue;
-      const mine = ordersFor(specimen, mapping, query.tests);
+      const mine = ordersFor(specimen, mapping, tests);
       if (mine.orders.length > 0) found.set(specimen.accession, mine);
       else if (specimen.orders.length > 0) unexpressible = true;
     }

@@ -43,6 +43,8 @@ export interface OrderQuery {
   request: 'orders' | 'cancel' | 'unsupported';
   /** The request status code as sent (trimmed), for the record. */
   requestCode: string;
+  /** Specimens named past what one query may ask that the driver did not even read; refused like the others past it. */
+  unread?: number;
 }
 
 /** Why an analyzer is answered "no information" (also the reasons /metrics counts answers under). Never carries patient data. */

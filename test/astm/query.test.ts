@@ -51,6 +51,22 @@ describe('ASTM host query (Q) records', () => {
     expect(q('Q|1|2^1^000000123^B||||20010807150000', { orders: { specimenComponent: 3 } }).specimens).toEqual([{ kind: 'id', accession: '000000123' }]);
   });
 
+  it('past maxSpecimensPerQuery distinct ids the repeats are counted, not read; an ALL among them still asks for all', () => {
+    const ids = Array.from({ length: 250 }, (_, i) => `^S${i % 200}`).join('\\');
+    const read = q(`Q|1|${ids}||^^^ALL`, { orders: { maxSpecimensPerQuery: 100 } });
+    expect(read.specimens).toEqual(Array.from({ length: 100 }, (_, i) => ({ kind: 'id', accession: `S${i}` })));
+    expect(read.unread).toBe(150);
+    expect(q(`Q|1|${ids}\\^all||^^^ALL`, { orders: { maxSpecimensPerQuery: 100 } })).toMatchObject({ specimens: [{ kind: 'all' }] });
+    expect(q('Q|1|^S1\\^S2', { orders: { maxSpecimensPerQuery: 100 } }).unread).toBeUndefined();
+  });
+
+  it('Q.5 is read for at most 1,000 distinct test codes', () => {
+    const tests = Array.from({ length: 1_500 }, (_, i) => `^^^T${i}`).join('\\');
+    const read = q(`Q|1|^S1||${tests}`).tests;
+    expect(read).toHaveLength(1_000);
+    expect(read).toContain('T999');
+  });
+
   it('a composite code joined as the mapping writes it', () => {
     expect(q('Q|1|^S1||^^^10^1', { codeComponents: [4, 5], codeJoin: '/' }).tests).toEqual(['10/1']);
   });

@@ -142,6 +142,10 @@ describe('how much one query may ask', () => {
     expect(refused).toBe(2);
   });
 
+  it('specimens a driver counted but did not read are refused too', () => {
+    expect(boundQueries([{ ...ids('S1'), unread: 5 }, ids('S2')], 10).refused).toBe(5);
+  });
+
   it('a range or ALL counts one (a worklist request); a query that named nothing stays as it was', () => {
     const range = query({ specimens: [{ kind: 'range', from: '1', to: '99999' }] });
     const none = query({ specimens: [] });
