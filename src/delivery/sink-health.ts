@@ -30,6 +30,8 @@ export class SinkHealthView {
     private readonly counts: () => SinkCounts[],
     /** The wall clock for the oldest row's age, the monotonic one for how long a count is shared. */
     private readonly clock: Pick<Clock, 'now' | 'monotonic'>,
+    /** The age of a wall-clock stamp (the store's, which discounts the clock's steps forward). */
+    private readonly ageMs: (at: number, now: number) => number = (at, now) => now - at,
   ) {}
 
   /** The counts changed (a commit, an outcome): the next reader counts again. */
@@ -50,7 +52,7 @@ export class SinkHealthView {
       return {
         sink: status.sink,
         pending: c?.pending ?? 0,
-        oldestAgeSeconds: oldest === null ? 0 : Math.max(0, Math.round((now - oldest) / 1000)),
+        oldestAgeSeconds: oldest === null ? 0 : Math.max(0, Math.round(this.ageMs(oldest, now) / 1000)),
         dead: c?.dead ?? 0,
         conflicts: c?.conflict ?? 0,
         circuit: status.circuit,

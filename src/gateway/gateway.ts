@@ -87,6 +87,7 @@ export class Gateway {
       () => this.delivery.drains,
       () => this.store?.outbox.counts() ?? [],
       deps.clock,
+      (at, now) => this.store?.steady.ageMs(at, now) ?? now - at,
     );
     this.instrumentSet = new InstrumentSet(
       () => this.config.instruments,
@@ -231,7 +232,13 @@ export class Gateway {
       {
         name: 'retention',
         start: () => {
-          this.retention = new Retention({ db: this.store!.db, clock: deps.clock, ...config.gateway.retention, log: deps.log.child({ part: 'retention' }) });
+          this.retention = new Retention({
+            db: this.store!.db,
+            clock: deps.clock,
+            steady: this.store!.steady,
+            ...config.gateway.retention,
+            log: deps.log.child({ part: 'retention' }),
+          });
           this.retention.start();
         },
         stop: () => this.retention?.stop(),

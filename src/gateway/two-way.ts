@@ -85,7 +85,7 @@ function dispatchHealth(store: Store, drain: Drain, now: number): SinkHealth {
   return {
     sink: DISPATCH_SINK,
     pending: c.pending,
-    oldestAgeSeconds: c.oldestPendingAt === null ? 0 : Math.max(0, Math.round((now - c.oldestPendingAt) / 1000)),
+    oldestAgeSeconds: c.oldestPendingAt === null ? 0 : Math.round(store.steady.ageMs(c.oldestPendingAt, now) / 1000),
     dead: c.dead,
     conflicts: 0,
     circuit: status.circuit,

@@ -3,6 +3,7 @@
 import type Database from 'better-sqlite3';
 import type { Clock } from '../clock.js';
 import { pruneOnce } from './prune.js';
+import type { SteadyTime } from './steady-time.js';
 import type { Log } from '../log.js';
 
 const DAY_MS = 86_400_000;
@@ -11,6 +12,8 @@ const DAY_MS = 86_400_000;
 export interface RetentionOptions {
   db: Database.Database;
   clock: Clock;
+  /** The wall clock's steps (steady-time.ts): a step forward a year makes nothing a year old. */
+  steady?: Pick<SteadyTime, 'forwardStepsWithin'>;
   resultsDays: number;
   auditDays: number;
   /** MB of the newest rejected captures kept; older ones go. Absent: every rejected capture is kept. */
@@ -67,11 +70,13 @@ export class Retention {
   }
 
   private async run(): Promise<void> {
-    const { db, clock, resultsDays, auditDays, rejectedMb, log, batchSize } = this.options;
+    const { db, clock, resultsDays, auditDays, rejectedMb, log, batchSize, steady } = this.options;
     const now = clock.now();
+    // What was stamped before a step forward is younger than the wall clock says, by the step.
+    const before = (days: number): number => now - days * DAY_MS - (steady?.forwardStepsWithin(days * DAY_MS) ?? 0);
     const cutoffs = {
-      results: now - resultsDays * DAY_MS,
-      audit: now - auditDays * DAY_MS,
+      results: before(resultsDays),
+      audit: before(auditDays),
       now,
       ...(rejectedMb === undefined ? {} : { rejectedBytes: rejectedMb * 1024 * 1024 }),
     };

@@ -26,6 +26,8 @@ const KEPT_STEPS = 1_000;
 /** The steady time of one store. */
 export class SteadyTime {
   private readonly saved: [number, number] | undefined;
+  /** The steps recorded, oldest first (few: one per NTP step). */
+  private readonly recorded: ClockStep[];
   private readonly base: number;
   private savedOffset: number;
   private readonly save: Database.Statement;
@@ -46,6 +48,7 @@ export class SteadyTime {
     this.addStep = db.prepare('INSERT INTO clock_steps (steady_at, wall_at, step_ms) VALUES (?, ?, ?)');
     this.forgetSteps = db.prepare('DELETE FROM clock_steps WHERE id <= (SELECT max(id) FROM clock_steps) - ?');
     this.listSteps = db.prepare('SELECT steady_at AS steadyAt, wall_at AS wallAt, step_ms AS stepMs FROM clock_steps WHERE steady_at >= ? ORDER BY id');
+    this.recorded = this.listSteps.all(Number.MIN_SAFE_INTEGER) as ClockStep[];
     this.saved = db.prepare('SELECT steady_at, wall_at FROM steady_time WHERE id = 1').raw().get() as [number, number] | undefined;
     const wallNow = wall();
     const start = continueFrom(this.saved, wallNow);
@@ -72,12 +75,31 @@ export class SteadyTime {
     const stepMs = Math.round(offset - this.savedOffset);
     if (Math.abs(stepMs) < STEP_TOLERANCE_MS) return null;
     this.savedOffset = offset;
+    const step = { steadyAt, wallAt, stepMs };
+    this.recorded.push(step);
+    if (this.recorded.length > KEPT_STEPS) this.recorded.shift();
     if (this.writable) {
       this.save.run(steadyAt, wallAt);
       this.addStep.run(steadyAt, wallAt, stepMs);
       this.forgetSteps.run(KEPT_STEPS);
     }
-    return { steadyAt, wallAt, stepMs };
+    return step;
+  }
+
+  /**
+   * How much the wall clock stepped forward in the last `ms` of steady time: an age measured on the wall clock across
+   * those steps is too long by as much (retention's cut-offs, prune.ts). Steps back are left out: they only make
+   * things look younger, which keeps them longer, never prunes them early.
+   */
+  forwardStepsWithin(ms: number): number {
+    const since = this.now() - ms;
+    return this.recorded.reduce((sum, s) => (s.steadyAt >= since && s.stepMs > 0 ? sum + s.stepMs : sum), 0);
+  }
+
+  /** The age at wall time `now` of something stamped at wall time `at`, less the forward steps since: a year's step is no year old. */
+  ageMs(at: number, now: number): number {
+    const stepped = this.recorded.reduce((sum, s) => (s.stepMs > 0 && s.wallAt - s.stepMs > at ? sum + s.stepMs : sum), 0);
+    return Math.max(0, now - at - stepped);
   }
 
   /** The steps recorded at or after steady time `since`, oldest first. */

@@ -295,3 +295,28 @@ describe('Retention', () => {
     expect(runs()).toBe(total);
   });
 });
+
+describe('Retention across a step of the wall clock', () => {
+  it('after a step forward a year prunes nothing undelivered and nothing delivered before its time; after its time, all of it', async () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    const clock = new ManualClock(Date.UTC(2026, 6, 1));
+    const store = s.open({ now: () => clock.now(), monotonic: () => clock.monotonic() });
+    store.ingest(messageAt(clock.now(), 0, 2));
+    deliverAll(store);
+    store.ingest(messageAt(clock.now(), 10, 1));
+    await clock.advanceSettling(DAY);
+    clock.step(365 * DAY);
+    expect(store.steady.check()).toMatchObject({ stepMs: 365 * DAY });
+    const retention = new Retention({ db: store.db, clock, steady: store.steady, resultsDays: 30, auditDays: 90, firstRunDelayMs: 1_000, intervalMs: DAY });
+    retention.start();
+    await clock.advanceSettling(1_000);
+    expect(count(store, 'SELECT COUNT(*) FROM results')).toBe(3);
+    expect(count(store, `SELECT COUNT(*) FROM audit WHERE action <> 'retention-pruned'`)).toBeGreaterThan(0);
+    // Thirty days after the results came, the delivered ones go; the undelivered one stays however old.
+    await clock.advanceSettling(29 * DAY);
+    await retention.stop();
+    expect(count(store, 'SELECT COUNT(*) FROM results')).toBe(1);
+    expect(count(store, `SELECT COUNT(*) FROM outbox WHERE state = 'pending'`)).toBe(2);
+  });
+});

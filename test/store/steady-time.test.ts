@@ -45,6 +45,23 @@ describe('steady time', () => {
     store.close();
   });
 
+  it('measures the age of a wall-clock stamp without the steps forward since (the oldest pending result after a year step)', () => {
+    const s = scratch();
+    const clock = new ManualClock(Date.UTC(2026, 6, 1, 12));
+    const store = gatewayStore(s.dataDir, clock);
+    const stamped = clock.now();
+    clock.advance(10 * 60_000);
+    clock.step(YEAR);
+    store.steady.check();
+    clock.advance(5 * 60_000);
+    expect(store.steady.ageMs(stamped, clock.now())).toBe(15 * 60_000);
+    expect(store.steady.ageMs(clock.now() - 60_000, clock.now())).toBe(60_000);
+    expect(store.steady.forwardStepsWithin(HOUR)).toBe(YEAR);
+    clock.advance(HOUR);
+    expect(store.steady.forwardStepsWithin(HOUR)).toBe(0);
+    store.close();
+  });
+
   it('continues across a restart from the last pair saved, not from a wall clock that stepped back meanwhile', () => {
     const s = scratch();
     const clock = new ManualClock(Date.UTC(2026, 6, 1, 12));
