@@ -5,7 +5,7 @@
 //   - one whose driver, transport or driver options changed restarts alone;
 //   - one whose mapping or clock zone alone changed keeps its link: the next message is decoded with the new ones.
 // Everything else is read once at start and needs a restart, which the reload says instead of half-applying it:
-// gateway.* (the gateway id is part of every result's key; the data directory holds the store and its lock; the HTTP
+// gateway.* but newPortDirectories, read at each listing (the gateway id is part of every result's key; the data directory holds the store and its lock; the HTTP
 // listener, log level, disk floor and retention are built at start), the sinks (their drains hold batches in flight
 // and the store's outbox slots are fixed by the sink list), delivery and alerts; and a first instrument in query or
 // download mode, whose orders client and dispatch drain are built at start only when one is there (until a restart it
@@ -26,6 +26,8 @@ export interface ReloadPlan {
 
 // Read per message by the decoders; every other key of an instrument is bound when its port starts.
 const LIVE_KEYS = new Set(['mapping', 'timezone']);
+// Read at every listing of new ports (gateway/new-ports.ts); every other gateway key is read at start.
+const LIVE_GATEWAY_KEYS = new Set(['newPortDirectories']);
 
 /** Compares the running configuration with the new one. */
 export function planReload(current: Config, next: Config): ReloadPlan {
@@ -68,7 +70,7 @@ export function describePlan(plan: ReloadPlan): string {
 function restartKeys(current: Config, next: Config): string[] {
   const keys: string[] = [];
   for (const key of union(Object.keys(current.gateway), Object.keys(next.gateway))) {
-    if (!same(field(current.gateway, key), field(next.gateway, key))) keys.push(`gateway.${key}`);
+    if (!LIVE_GATEWAY_KEYS.has(key) && !same(field(current.gateway, key), field(next.gateway, key))) keys.push(`gateway.${key}`);
   }
   for (const key of union(Object.keys(current.sinks), Object.keys(next.sinks))) {
     if (!same(field(current.sinks, key), field(next.sinks, key))) keys.push(`sinks.${key}`);

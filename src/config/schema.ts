@@ -191,6 +191,8 @@ export const configSchema = z.strictObject({
     dataDir: filePath.default('/var/lib/labgate'),
     /** The instruments the status page manages (config/instruments-file.ts); default <dataDir>/instruments.yaml. */
     instrumentsFile: filePath.optional(),
+    /** Directories whose serial devices no instrument names are listened to (never answered) and offered on the page. */
+    newPortDirectories: z.array(filePath).max(8).default(['/dev/serial/by-id']),
     http: z
       .object({
         host: z.string().default('127.0.0.1'),

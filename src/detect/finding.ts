@@ -12,10 +12,21 @@ export interface Finding {
   setting: string;
   /** Lines to put in the instrument's entry in place of its `driver` and `transport` (empty while searching). */
   yaml: string[];
+  /** The same as values, for the page's form that adds the instrument (null while searching). */
+  settings: FoundSettings | null;
   /** Something the technician should know about the finding (an ambiguity, a driver that must change). */
   note: string | null;
   /** One line per setting tried, newest verdict each, in trial order. */
   trials: { setting: string; outcome: Trial['outcome']; why: string; at: number }[];
+}
+
+/** What a finding says to configure: the driver, the serial setting and the driver options it needs. */
+export interface FoundSettings {
+  driver: Recognition['protocol'];
+  baudRate: number;
+  dataBits: 7 | 8;
+  parity: 'none' | 'even' | 'odd';
+  options: Record<string, unknown>;
 }
 
 /** Describes the detector's state for an instrument whose port is at `path`; `driver` is what the entry names now. */
@@ -25,7 +36,7 @@ export function describeFinding(s: DetectorState, path: string, candidates: numb
   if (s.phase !== 'found') {
     const where = s.phase === 'opening' ? `Opening at ${setting}` : `Listening at ${setting}`;
     const summary = `${where} (setting ${s.index + 1} of ${candidates}${s.cycle > 0 ? `, round ${s.cycle + 1}` : ''}); nothing recognized yet`;
-    return { state: 'searching', summary, setting, yaml: [], note: null, trials };
+    return { state: 'searching', summary, setting, yaml: [], settings: null, note: null, trials };
   }
   const latest = s.observations[s.observations.length - 1]!.recognition;
   const notes: string[] = [];
@@ -41,6 +52,7 @@ export function describeFinding(s: DetectorState, path: string, candidates: numb
     summary: `${protocolName(latest)} at ${setting}: ${what(latest, s.observations)}`,
     setting,
     yaml: yamlLines(latest, s.setting, path),
+    settings: { driver: latest.protocol, ...s.setting, options: optionsOf(latest) },
     note: notes.length ? notes.join('; ') : null,
     trials,
   };
@@ -79,6 +91,14 @@ function interval(observations: readonly Observation[]): string | null {
   if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
   if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
   return `${Math.round(ms / 60_000)} min`;
+}
+
+// The options a recognized form needs beyond the standard (a line layout is the person's to write).
+function optionsOf(r: Recognition): Record<string, unknown> {
+  if (r.protocol === 'astm' && r.form === 'records') return { framing: 'none' };
+  if (r.protocol === 'line' && r.form === 'stx-etx') return { framing: 'stx-etx-bcc' };
+  if (r.protocol === 'line' && r.delimiter === '\r') return { delimiter: '\r' };
+  return {};
 }
 
 function yamlLines(r: Recognition, s: SerialSetting, path: string): string[] {

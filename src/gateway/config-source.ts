@@ -155,3 +155,9 @@ function changeView(c: ConfigurationChange): ChangeView {
   const text = (key: string): string | null => (typeof c.detail?.[key] === 'string' ? (c.detail[key] as string) : null);
   return { at: c.at, actor: c.actor, action: c.action, summary: text('summary') ?? c.action, diff: text('diff'), version: text('to') };
 }
+
+/** A new port's detection as the configuration pages show it. */
+export function newPortView(p: PortStatus): NewPortView {
+  const d = p.detection;
+  return { path: p.endpoint, state: d?.state ?? 'searching', summary: d?.summary ?? p.reason ?? '', note: d?.note ?? null, found: d?.settings ?? null };
+}

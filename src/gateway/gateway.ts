@@ -28,7 +28,8 @@ import type { IngestPort } from '../runner-contract.js';
 import { InstrumentSet } from './instrument-set.js';
 import { superviseInstrument, type InstrumentHandle } from './instruments.js';
 import { Lifecycle, type Part } from './lifecycle.js';
-import { configurationPages } from './config-source.js';
+import { configurationPages, newPortView } from './config-source.js';
+import { NewPorts, serialPaths } from './new-ports.js';
 import { ConfigReloader, type ReloadStatus } from './reload.js';
 import { enabledSinkNames, qcSinkNames } from './sinks.js';
 import { gatewayWeb } from './web.js';
@@ -40,6 +41,8 @@ export class Gateway {
   web: WebServer | undefined;
   /** The running instruments; a configuration reload adds, removes or restarts them one at a time. */
   readonly instrumentSet: InstrumentSet;
+  /** Detection on the serial ports no instrument names, for the page to add. */
+  readonly newPorts: NewPorts;
   private readonly delivery: DeliveryPart;
   private bound: ReadonlyMap<string, BoundInstrument> = new Map();
   private readonly disk: DiskPart;
@@ -93,6 +96,7 @@ export class Gateway {
       () => this.config.instruments,
       (instrument) => this.superviseInstrument(instrument),
     );
+    this.newPorts = NewPorts.of(() => this.config, deps);
     if (deps.configFile) {
       const apply = (plan: ReloadPlan, next: Config): Promise<void> => this.applyReload(plan, next);
       this.reloader = new ConfigReloader({ file: deps.configFile, current: () => this.config, apply, now: deps.clock.now, log: deps.log });
@@ -179,6 +183,7 @@ export class Gateway {
   async applyReload(plan: ReloadPlan, next: Config): Promise<void> {
     const bound = bindInstruments(next, this.deps.decoders);
     if (bound.kind === 'invalid') throw new LabgateError('CONFIG_INVALID', bound.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
+    await this.newPorts.releasePaths(serialPaths(next));
     await this.instrumentSet.apply(plan, () => {
       this.running = next;
       this.bound = bound.instruments;
@@ -246,6 +251,7 @@ export class Gateway {
       this.disk,
       { name: 'http', start: async () => listening((await this.startWeb(this.store!)).port), stop: () => this.web?.stop() },
       this.instrumentSet,
+      this.newPorts,
     ];
   }
 
@@ -307,7 +313,8 @@ export class Gateway {
       bound: () => this.bound,
       retention: () => this.retention,
       reload: () => this.reloadStatus(),
-      ...configurationPages(deps, { running: () => this.config, reload: () => this.reload(), newPorts: () => [] }),
+      newPorts: () => this.newPorts.snapshots(),
+      ...configurationPages(deps, { running: () => this.config, reload: () => this.reload(), newPorts: () => this.newPorts.snapshots().map(newPortView) }),
     });
     return this.web.start();
   }

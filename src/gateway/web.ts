@@ -46,6 +46,8 @@ export interface GatewayWebParts {
   ready: () => boolean;
   disk: () => DiskGuard | undefined;
   instruments: () => PortStatus[];
+  /** Detection on the serial ports no instrument names (gateway/new-ports.ts). */
+  newPorts?: () => PortStatus[];
   sinkHealth: () => SinkHealth[];
   drains: () => Drain[];
   bound: () => ReadonlyMap<string, BoundInstrument>;
@@ -120,6 +122,7 @@ function statusSource(parts: GatewayWebParts): StatusSource {
     now: parts.clock.now,
     store,
     instruments: parts.instruments,
+    ...(parts.newPorts ? { newPorts: parts.newPorts } : {}),
     drains: () => parts.drains().map((d) => d.status()),
     twoWay: twoWayInstruments(parts.config),
     wake: (sink) =>

@@ -80,8 +80,9 @@ export class Cable {
   readonly analyzer: string;
   private socat: ChildProcess | undefined;
 
-  constructor(dir: string) {
-    this.device = join(dir, 'device');
+  /** Both ends in `dir`; the gateway's end in `deviceDir` instead, named `deviceName`, when given (a new port appearing). */
+  constructor(dir: string, deviceDir = dir, deviceName = 'device') {
+    this.device = join(deviceDir, deviceName);
     this.analyzer = join(dir, 'analyzer');
   }
 

@@ -86,7 +86,17 @@ describe('the gateway as parts', () => {
     const gateway = new Gateway(parsed.config, { clock: systemClock, random: Math.random, log });
     const { httpPort } = await gateway.start();
     cleanups.push(() => gateway.stop());
-    expect(lines.find((l) => l.msg === 'gateway ready')?.parts).toEqual(['logs', 'store', 'clock', 'delivery', 'retention', 'disk', 'http', 'instruments']);
+    expect(lines.find((l) => l.msg === 'gateway ready')?.parts).toEqual([
+      'logs',
+      'store',
+      'clock',
+      'delivery',
+      'retention',
+      'disk',
+      'http',
+      'instruments',
+      'new-ports',
+    ]);
 
     const send = async (port: number): Promise<string> => {
       const sender = new Hl7TcpSender(port);

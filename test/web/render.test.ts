@@ -238,3 +238,22 @@ describe('the reload banner', () => {
     expect(reloadSection(snap).value).toBe('');
   });
 });
+
+describe('new ports on the status page', () => {
+  it('shows a port heard but not configured, with the way to add it once its settings are found', () => {
+    const snapshot = { gatewayId: 'g', now: 0, instruments: [], sinks: [], deadLetters: [], conflicts: [], rejectedCaptures: [], recentResults: [] };
+    const path = '/dev/serial/by-id/usb-FTDI_"A&B"-if00-port0';
+    const page = instrumentsSection({
+      ...snapshot,
+      newPorts: [
+        { path, found: true, summary: 'ASTM at 9600 8N1: ENQ every 10 s', note: null },
+        { path: '/dev/serial/by-id/usb-2', found: false, summary: 'Listening at 9600 8N1 (setting 1 of 16); nothing recognized yet', note: null },
+      ],
+    }).value;
+    expect(page).not.toContain('No instruments configured.');
+    expect(page).toContain('data-new-port="/dev/serial/by-id/usb-FTDI_&quot;A&amp;B&quot;-if00-port0" data-detecting="found"');
+    expect(page).toContain(`href="/configure/add?${new URLSearchParams({ port: path }).toString().replace(/&/g, '&amp;')}">Use these settings</a>`);
+    expect(page.match(/Use these settings/g)).toHaveLength(1);
+    expect(instrumentsSection(snapshot).value).toContain('No instruments configured.');
+  });
+});

@@ -89,7 +89,7 @@ ${field(
   const tcp = html`${field('Listening port', 'port', textInput('port', value(v, 'port', ''), { required: true, placeholder: '5100' }), at(v, 'port'), 'labgate listens; the analyzer connects')}
 ${field('Interface', 'host', textInput('host', value(v, 'host', ''), { placeholder: '0.0.0.0 (all)' }), at(v, 'host'))}
 ${field('Allowed addresses', 'allow', textInput('allow', value(v, 'allow', ''), { placeholder: '10.20.1.31, 10.20.2.0/24' }), at(v, 'allow'), 'the analyzer or its terminal server; empty: anyone')}`;
-  const options = optionsField(v, '');
+  const options = optionsField(v, found && Object.keys(found.options).length ? stringify(found.options, { lineWidth: 0 }) : '');
   const isTcp = port === null;
   const hidden: Record<string, string> = isTcp ? { kind: 'tcp-server' } : { kind: 'serial', path: value(v, 'path', port.path) };
   const lead = port ? html`<p class="finding"><strong>${port.summary}</strong></p>${port.note ? html`<p class="note">${port.note}</p>` : ''}` : '';
@@ -150,7 +150,7 @@ export function mappingPage(s: ConfigState, ctx: ConfigPageContext, e: Instrumen
     const problems = [`code.${n}`, `loinc.${n}`, `unit.${n}`].map((f) => at(v, f)).filter((p): p is string => p !== undefined);
     const last = r.seen ? html`${r.seen.lastValue ?? ''} ${r.seen.lastUnit ?? ''}` : html`<span class="never">not seen</span>`;
     return html`<tr data-row="${r.code}"${problems.length ? html` class="field-error"` : ''}><td>${code}</td><td class="num">${r.seen?.seen ?? 0}</td><td>${last}</td>
-<td>${textInput(`loinc.${n}`, value(v, `loinc.${n}`, r.mapped?.loinc ?? ''), { placeholder: '2345-7', size: 9 })}${suggest}${problems.map((p) => html`<small class="field-problem">${p}</small>`)}</td>
+<td>${textInput(`loinc.${n}`, value(v, `loinc.${n}`, r.mapped?.loinc ?? ''), { size: 9 })}${suggest}${problems.map((p) => html`<small class="field-problem">${p}</small>`)}</td>
 <td>${textInput(`unit.${n}`, value(v, `unit.${n}`, r.mapped ? unitText(r.mapped.unit) : (r.seen?.lastUnit ?? '')), { size: 8 })}</td>
 <td>${select(
       `qc.${n}`,

@@ -22,7 +22,7 @@ export interface NewPortView {
   state: 'searching' | 'found';
   summary: string;
   note: string | null;
-  found: { driver: string; baudRate: number; dataBits: number; parity: string } | null;
+  found: { driver: string; baudRate: number; dataBits: number; parity: string; options: Record<string, unknown> } | null;
 }
 
 /** One configuration change as the audit log has it. */

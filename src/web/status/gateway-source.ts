@@ -23,7 +23,7 @@ import { codesView } from './codes-view.js';
 import { dayView, windowStart } from './day-view.js';
 import { DailyCounters } from './daily-counters.js';
 import { instrumentView, ordersToday, payloadFields, sinkView, storedFields, type StoredResult } from './gateway-views.js';
-import type { ActionOutcome, ConflictChoice, DeliveryState, ReloadView, StatusSnapshot, StatusSource } from './source.js';
+import type { ActionOutcome, ConflictChoice, DeliveryState, NewPortCard, ReloadView, StatusSnapshot, StatusSource } from './source.js';
 
 /** The store's read and operator methods the page uses (a Store satisfies it). */
 export interface StatusStore {
@@ -69,6 +69,8 @@ export interface GatewayStatusParts {
   store: StatusStore;
   /** Every supervisor's `snapshot()`. */
   instruments: () => PortStatus[];
+  /** Detection on the serial ports no instrument names (their `snapshot()`). */
+  newPorts?: () => PortStatus[];
   /** Every drain's `status()`. */
   drains: () => DrainStatus[];
   /** Wakes a sink's drain after dead letters were queued again (`drain.notify()`). */
@@ -171,6 +173,7 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
       counts,
     ),
     ...reloadOf(parts),
+    ...(parts.newPorts ? { newPorts: parts.newPorts().map(newPortCard) } : {}),
     sinks: counts.map((c) => sinkView(c, store.outbox.sentSince(c.sink, now - HOUR_MS), drains.get(c.sink))),
     recentResults: stored.map((r) => ({ ...storedFields(r), dedupKey: r.dedupKey, delivery: delivery.get(r.dedupKey) ?? [] })),
     deadLetters: [
@@ -226,6 +229,10 @@ function day(parts: GatewayStatusParts, now: number, instruments: string[], coun
       ...(parts.hourLabel ? { hourLabel: parts.hourLabel } : {}),
     }),
   };
+}
+
+function newPortCard(p: PortStatus): NewPortCard {
+  return { path: p.endpoint, found: p.detection?.state === 'found', summary: p.detection?.summary ?? p.reason ?? '', note: p.detection?.note ?? null };
 }
 
 function reloadOf(parts: GatewayStatusParts): Pick<StatusSnapshot, 'reload'> {

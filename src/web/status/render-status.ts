@@ -4,7 +4,8 @@ import { drainTime, instrumentLamp, sinkLamp, stateLabel } from './format.js';
 import { ago, lamp } from './render-marks.js';
 import { detectionCard } from './render-detection.js';
 import { ordersFacts } from './render-orders.js';
-import type { InstrumentView, ResultView, SinkView, StatusSnapshot } from './source.js';
+import { paths } from './paths.js';
+import type { InstrumentView, NewPortCard, ResultView, SinkView, StatusSnapshot } from './source.js';
 
 function fact(label: string, value: SafeHtml | string | number, wide = false): SafeHtml {
   return html`<div class="fact${wide ? ' wide' : ''}"><dt>${label}</dt><dd>${value}</dd></div>`;
@@ -55,10 +56,22 @@ export function chips(s: StatusSnapshot): SafeHtml {
   return html`<nav class="chips" aria-label="At a glance">${instruments}${sinks}</nav>`;
 }
 
-/** Instruments as cards. */
+// A port heard but not configured: what detection found, and the way to add it (the configuration page's form).
+function newPortCard(p: NewPortCard): SafeHtml {
+  const add = p.found
+    ? html`<a class="btn btn-primary" href="${paths.configureAdd}?${new URLSearchParams({ port: p.path }).toString()}">Use these settings</a>`
+    : '';
+  return html`<article class="card card-amber card-wide" data-new-port="${p.path}" data-detecting="${p.found ? 'found' : 'searching'}">
+<h3>New port ${lamp('amber', p.found ? 'Settings found' : 'Detecting settings')}</h3><p><code>${p.path}</code></p>
+<p class="finding"><strong>${p.summary}</strong></p>${p.note ? html`<p class="note">${p.note}</p>` : ''}
+<p class="note">Listening only: nothing is answered, so the analyzer keeps its results until it is added.</p>${add}</article>`;
+}
+
+/** Instruments as cards, then the ports heard but not configured. */
 export function instrumentsSection(s: StatusSnapshot): SafeHtml {
-  const body = s.instruments.length ? s.instruments.map((i) => instrumentCard(i, s.now)) : html`<p class="empty">No instruments configured.</p>`;
-  return html`<section id="instruments"><h2>Instruments</h2><div class="cards">${body}</div></section>`;
+  const none = s.instruments.length === 0 && !s.newPorts?.length;
+  const body = none ? html`<p class="empty">No instruments configured.</p>` : s.instruments.map((i) => instrumentCard(i, s.now));
+  return html`<section id="instruments"><h2>Instruments</h2><div class="cards">${body}${(s.newPorts ?? []).map(newPortCard)}</div></section>`;
 }
 
 /** Sinks as cards. */

@@ -185,6 +185,14 @@ export interface ReloadView {
   waitingForRestart: string[];
 }
 
+/** A serial port no instrument names, listened to: what detection heard, and whether the settings are found. */
+export interface NewPortCard {
+  path: string;
+  found: boolean;
+  summary: string;
+  note: string | null;
+}
+
 /** Everything the page shows, read at one instant (`now`, epoch ms). */
 export interface StatusSnapshot {
   gatewayId: string;
@@ -198,6 +206,8 @@ export interface StatusSnapshot {
   rejectedCaptures: RejectedCaptureView[];
   /** The last configuration reload; absent before the first. */
   reload?: ReloadView;
+  /** Serial ports no instrument names, being detected; absent when the gateway looks for none. */
+  newPorts?: NewPortCard[];
   /** The day at a glance; absent when the store keeps no hourly counters. */
   day?: DayView;
   /** Every code each configured instrument has sent; absent when the store keeps none. */
