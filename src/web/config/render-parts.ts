@@ -98,10 +98,6 @@ export function diffBlock(diff: readonly DiffLine[]): SafeHtml {
       ? html`<span class="diff-gap">…</span>`
       : html`<span class="diff-${l.kind === '+' ? 'add' : l.kind === '-' ? 'del' : 'keep'}">${l.kind} ${l.text}</span>`,
   );
-  return html`<pre class="diff" data-diff>${lines.map((l, i) =>
-    i === 0
-      ? l
-      : html`
-${l}`,
-  )}</pre>`;
+  // Each line is a block of its own (its background spans the width), so no newline between them.
+  return html`<pre class="diff" data-diff>${lines}</pre>`;
 }
