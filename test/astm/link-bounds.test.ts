@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { linkConfigOf } from '../../drivers/astm/decode.js';
 import { encodeFrame } from '../../drivers/astm/frame.js';
+import { CHUNK_COST, MAX_MESSAGE_BYTES } from '../../drivers/astm/inbox.js';
 import { drive, heldBytes, initialLinkState, step } from '../../drivers/astm/link.js';
 import { harness } from './harness.js';
 import { bytes, frame } from './mnemonics.js';
@@ -138,7 +139,26 @@ describe('framing: none is bounded too', () => {
     expect(heldBytes(state)).toBeLessThanOrEqual(16 * 1024 * 1024 + 100);
     ok = true;
     state = drive(state, { kind: 'timeout' }, perform);
-    expect(events[0]).toBe(`${4 * 1024 * 1024} bytes dropped while a commit waited`);
+    // Fifteen chunks fit; the sixteenth would pass the cap with the chunks' CHUNK_COST, so it and the four after it are dropped.
+    expect(events[0]).toBe(`${5 * 1024 * 1024} bytes dropped while a commit waited`);
+  });
+});
+
+describe('bytes held a byte at a time', () => {
+  it('each held chunk is charged beside its bytes: 200,000 one-byte chunks while a commit waits are not all kept', () => {
+    const events: string[] = [];
+    let ok = false;
+    const perform = (e: Parameters<Parameters<typeof drive>[2]>[0]) => {
+      if (e.kind === 'event' && e.event.kind === 'discarded') events.push(e.event.reason);
+      return e.kind === 'commit' ? { kind: 'committed' as const, ok } : undefined;
+    };
+    let state = drive(initialLinkState(linkConfigOf(options({ framing: 'none' }))), { kind: 'bytes', data: Buffer.from('H|\\^&\rL|1\r') }, perform);
+    const byte = Buffer.from('A');
+    for (let i = 0; i < 200_000; i++) state = drive(state, { kind: 'bytes', data: byte }, perform);
+    ok = true;
+    drive(state, { kind: 'timeout' }, perform);
+    const kept = Math.floor(MAX_MESSAGE_BYTES / (1 + CHUNK_COST));
+    expect(events[0]).toBe(`${200_000 - kept} bytes dropped while a commit waited`);
   });
 });
 
