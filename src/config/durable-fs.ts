@@ -1,7 +1,8 @@
 // The few file operations a durable save needs, as an interface: the real file system for the service, and in the tests
 // a model of one that loses, at a power cut, every write not yet made durable (the data of a file not fsynced, a
 // directory entry whose directory was not fsynced), which this machine cannot do for real.
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { readConfigFile } from './config-file.js';
 
 /** What ConfigVersions does to files. */
 export interface DurableFs {
@@ -20,13 +21,12 @@ export interface DurableFs {
 
 /** The real file system; files are created owner-only (the state directory is the service's own). */
 export const nodeDurableFs: DurableFs = {
+  // By the configuration files' own rule (config-file.ts): a regular file of at most 1 MiB, opened without blocking.
   read: async (path) => {
-    try {
-      return await readFile(path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw err;
-    }
+    const read = await readConfigFile(path);
+    if (read.kind === 'text') return read.text;
+    if (read.code === 'ENOENT') return null;
+    throw Object.assign(new Error(`cannot read ${path}: ${read.detail}`), { code: read.code });
   },
   writeSynced: async (path, text) => {
     const handle = await open(path, 'w', 0o600);

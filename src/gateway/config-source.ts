@@ -5,7 +5,8 @@
 import { ConfigVersions } from '../config/config-versions.js';
 import { relabelProblems } from '../config/instruments-file.js';
 import { diffText, lineDiff } from '../config/line-diff.js';
-import { readConfiguration, type ConfigLayout } from '../config/load.js';
+import { MAX_CONFIG_BYTES } from '../config/config-file.js';
+import { readConfiguration, readConfigurationAsync, type ConfigLayout, type ConfigResult } from '../config/load.js';
 import type { ConfigProblem } from '../config/problem.js';
 import { describePlan, planReload } from '../config/reload-plan.js';
 import type { Config } from '../config/schema.js';
@@ -61,12 +62,27 @@ export function gatewayConfigSource(parts: ConfigSourceParts): ConfigSource {
     if (!v) saves.set(file, (v = new ConfigVersions({ file, now: parts.now, ...(parts.beforeRename ? { beforeRename: parts.beforeRename } : {}) })));
     return v;
   };
-  const check = (text?: string): { outcome: CheckOutcome; layout: ConfigLayout | null; config: Config | null } => {
-    const { result, layout } = readConfiguration(parts.file, text === undefined ? {} : { instrumentsText: text });
+  const judge = ({
+    result,
+    layout,
+  }: {
+    result: ConfigResult;
+    layout: ConfigLayout | null;
+  }): { outcome: CheckOutcome; layout: ConfigLayout | null; config: Config | null } => {
     if (result.kind === 'invalid') return { outcome: { problems: result.problems, plan: null }, layout, config: null };
     const bound = bindInstruments(result.config);
     if (bound.kind === 'invalid') return { outcome: { problems: relabel(bound.problems, layout), plan: null }, layout, config: null };
     return { outcome: { problems: [], plan: describePlan(planReload(parts.running(), result.config)) }, layout, config: result.config };
+  };
+  // A proposed file is checked as the next start would read it: within the configuration files' size limit too.
+  const check = (text: string): ReturnType<typeof judge> => {
+    const checked = judge(readConfiguration(parts.file, { instrumentsText: text }));
+    if (Buffer.byteLength(text) <= MAX_CONFIG_BYTES) return checked;
+    const problem = {
+      path: `${checked.layout?.instrumentsFile ?? 'instruments file'}:(file)`,
+      message: `the file would be over the ${MAX_CONFIG_BYTES}-byte limit of a configuration file`,
+    };
+    return { ...checked, outcome: { problems: [problem, ...checked.outcome.problems], plan: null } };
   };
   const changes = (limit: number): ChangeView[] => parts.store.configChanges.list(limit).map(changeView);
   const captures = (id: string) =>
@@ -76,7 +92,7 @@ export function gatewayConfigSource(parts: ConfigSourceParts): ConfigSource {
       .slice(0, REPROCESS_LIMIT);
   return {
     state: async () => {
-      const { outcome, layout, config } = check();
+      const { outcome, layout, config } = judge(await readConfigurationAsync(parts.file));
       const file = layout?.instrumentsFile ?? '';
       const versions = versionsOf(file);
       const current = await versions.current();
@@ -118,7 +134,7 @@ export function gatewayConfigSource(parts: ConfigSourceParts): ConfigSource {
       return { kind: 'applied', version: saved.version, summary };
     },
     past: async (version) => {
-      const { layout } = check();
+      const { layout } = await readConfigurationAsync(parts.file);
       return layout ? versionsOf(layout.instrumentsFile).past(version) : null;
     },
     reprocessable: (id) => {
