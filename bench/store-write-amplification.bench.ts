@@ -1,5 +1,5 @@
-// Bytes on the SD card per result: what this process makes the kernel write to disk (/proc/self/io write_bytes: the
-// WAL, the database file and every checkpoint, the checkpointer thread's included), from ingest through delivery to
+// Bytes on the SD card per result: what this process makes the kernel write to disk (/proc/self/io: the WAL, the
+// database file and every checkpoint, the checkpointer thread's included), from ingest through delivery to
 // both sinks, beside the raw capture bytes of the same results. Realistic pace: each 20-result ASTM message is
 // committed alone through the gateway's group commit (durable, one WAL fsync) and delivered to the central
 // PostgreSQL and the LIMS test server by the real drains before the next one arrives, as in a lab where messages come
@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock } from '../src/clock.js';
 import { Drain, type DrainPolicy } from '../src/delivery/drain.js';
 import type { Sink } from '../src/delivery/contract.js';
+import { OutcomeMarks } from '../src/delivery/outcome-marks.js';
 import { createIngestPort } from '../src/gateway/ingest-port.js';
 import { createLimsSink } from '../src/sinks/lims.js';
 import { createPostgresSink } from '../src/sinks/postgres.js';
@@ -60,11 +61,12 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
     const before = writeBytes()!;
     const cpu = process.cpuUsage();
     const split = await pipeline.messages(WARM_MESSAGES, MESSAGES, raw);
-    // Whatever the measured messages left in the WAL reaches the database file sooner or later: counted here.
+    // The marks still waiting are written, and whatever the measured messages left in the WAL reaches the database
+    // file sooner or later: counted here.
+    await pipeline.stop();
     store.db.pragma('wal_checkpoint(PASSIVE)');
     const written = writeBytes()! - before;
     const used = process.cpuUsage(cpu);
-    await pipeline.stop();
     const results = MESSAGES * 20;
     emit({
       bench: 'store.write-amplification',
@@ -90,14 +92,16 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
   }
 }
 
-// The gateway's ingest port, group commit and one drain per sink, woken after each commit as the gateway wakes them.
+// The gateway's ingest port, group commit and one drain per sink over its outcome marks, woken after each commit as the
+// gateway wakes them.
 function lab(store: Store, sinks: readonly Sink[]) {
   let delivered = 0;
+  const outbox = new OutcomeMarks(store.outbox, systemClock);
   const drains = sinks.map(
     (sink) =>
       new Drain({
         sink,
-        outbox: store.outbox,
+        outbox,
         policy: POLICY,
         clock: systemClock,
         random: Math.random,
@@ -139,11 +143,20 @@ function lab(store: Store, sinks: readonly Sink[]) {
   };
 }
 
-/** Bytes this process caused to be written to storage so far, or null where /proc/self/io is missing. */
+/**
+ * Bytes this process caused to be written to storage so far, or null where /proc/self/io is missing: write_bytes less
+ * cancelled_write_bytes, the dirty pages of files deleted before they were written back (SQLite's statement journals
+ * spilled to /var/tmp, which never reach the disk).
+ */
 export function writeBytes(): number | null {
   try {
-    const match = /^write_bytes: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
-    return match ? Number(match[1]) : null;
+    const io = readFileSync('/proc/self/io', 'utf8');
+    const field = (name: string): number | undefined => {
+      const match = new RegExp(`^${name}: (\\d+)$`, 'm').exec(io);
+      return match ? Number(match[1]) : undefined;
+    };
+    const written = field('write_bytes');
+    return written === undefined ? null : written - (field('cancelled_write_bytes') ?? 0);
   } catch {
     return null;
   }

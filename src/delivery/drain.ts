@@ -10,8 +10,10 @@ import { admit, closedCircuit, judgeBatch, stepCircuit, type CircuitPolicy, type
 import { DeliveryRate } from './rate.js';
 import { silentLog, type Log } from '../log.js';
 
-/** The part of the store a drain uses. */
-export type DrainOutbox = Pick<Outbox, 'claimDue' | 'recordOutcomes' | 'release' | 'nextDueAt'>;
+/** The part of the store a drain uses; recording may complete later (outcome-marks.ts writes several batches at once). */
+export interface DrainOutbox extends Pick<Outbox, 'claimDue' | 'release' | 'nextDueAt'> {
+  recordOutcomes(sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]): void | Promise<void>;
+}
 
 /** How a drain paces itself (from the `delivery` and sink sections of the configuration). */
 export interface DrainPolicy extends CircuitPolicy {
@@ -206,7 +208,7 @@ export class Drain {
     this.pump();
     await yieldToEventLoop();
     try {
-      this.options.outbox.recordOutcomes(this.options.sink.name, rows, outcomes, retryAt);
+      await this.options.outbox.recordOutcomes(this.options.sink.name, rows, outcomes, retryAt);
     } catch (err) {
       // The store refused (disk full, I/O error): the rows stay pending, and the drain pauses like for a down sink
       // rather than re-sending the same batch in a tight loop (the sink absorbs the re-delivery later).

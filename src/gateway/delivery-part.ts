@@ -10,6 +10,7 @@ import { twoWayInstruments } from '../config/two-way-checks.js';
 import type { Sink } from '../delivery/contract.js';
 import type { Drain } from '../delivery/drain.js';
 import { createDrains } from '../delivery/drains.js';
+import { OutcomeMarks } from '../delivery/outcome-marks.js';
 import type { SinkHealth } from '../delivery/sink-health.js';
 import { sinkLogger, type Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -88,7 +89,8 @@ export class DeliveryPart implements Part {
     this.sinks = deps.sinks ?? (await buildSinks(config, { log: deps.log, ...times, overCap, ...tokens }));
     const drains = createDrains(this.sinks, {
       config,
-      outbox: store.outbox,
+      // Every sink's outcome marks written together (outcome-marks.ts).
+      outbox: new OutcomeMarks(store.outbox, deps.clock),
       clock: steadyClock(deps.clock, store.steady),
       random: deps.random,
       log: (sink) => sinkLogger(deps.log, sink),

@@ -1,11 +1,16 @@
 // WAL checkpoints off the event loop. A checkpoint copies the WAL's pages into labgate.db and fsyncs it: on the
 // committing connection (SQLite's automatic checkpoint) that holds the event loop for one fsync of megabytes, tens of
-// milliseconds on an SD card, every thousand pages. While ingest runs, a worker thread with its own connection runs
-// PASSIVE checkpoints back to back instead (they never wait for, nor block, the gateway's writer or readers); the
-// store connection's own automatic checkpoint stays as the backstop when the worker falls behind or cannot start.
+// milliseconds on an SD card, every thousand pages. A worker thread with its own connection runs PASSIVE checkpoints
+// instead (they never wait for, nor block, the gateway's writer or readers), once the WAL holds `pages` frames not yet
+// in the database: a page that several commits rewrite (a table's last page, an index's right edge, a counter, a
+// batch of outbox rows marked) then reaches labgate.db once, not once per commit, which halves what the SD card is
+// written, and a drain is not shadowed by a checkpoint per batch. The store connection's own automatic checkpoint
+// stays as the backstop when the worker falls behind or cannot start.
 // Durability is SQLite's: a checkpoint syncs the WAL before it copies and the database after (synchronous=FULL on
 // the worker's connection), and the WAL is only rewritten from its start once everything in it is in the database.
+import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { endianness } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 // The worker is a few lines of CommonJS run from a string: no file of its own to find from dist/ or from the tests'
@@ -25,8 +30,11 @@ parentPort.on('message', () => {
 });
 `;
 
-// How long a worker with nothing to do is kept for the next request.
-const IDLE_MS = 10_000;
+// How long a worker with nothing to do is kept for the next request: longer than a lab's pace takes to fill the WAL.
+const IDLE_MS = 60_000;
+
+/** WAL frames not yet in the database that make a checkpoint worth its writes (SQLite's own default, 4 MiB). */
+export const CHECKPOINT_PAGES = 1000;
 
 const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
 
@@ -39,10 +47,21 @@ export class Checkpointer {
   private done = 0;
   private idle: NodeJS.Timeout | null = null;
 
+  private readonly wal: WalIndex;
+
   constructor(
     private readonly path: string,
     private readonly onError: (reason: string) => void = () => {},
-  ) {}
+    private readonly pages = CHECKPOINT_PAGES,
+  ) {
+    this.wal = new WalIndex(`${path}-shm`);
+  }
+
+  /** Asks for a checkpoint once the WAL holds `pages` frames not yet copied (or when that cannot be read). */
+  requestWhenDue(): void {
+    const pending = this.wal.pendingFrames();
+    if (pending === null || pending >= this.pages) this.request();
+  }
 
   /** Asks for a checkpoint soon: at once when none is running, else right after the one that is. */
   request(): void {
@@ -65,6 +84,7 @@ export class Checkpointer {
   /** Stops the worker (a checkpoint it is running finishes inside SQLite first). */
   async close(): Promise<void> {
     this.broken = true;
+    this.wal.close();
     await this.stopThread();
   }
 
@@ -102,5 +122,32 @@ export class Checkpointer {
     });
     this.worker = worker;
     return worker;
+  }
+}
+
+// The WAL's frames not yet checkpointed, read from the wal-index header SQLite keeps in labgate.db-shm (native byte
+// order; its layout is part of SQLite's file format, shared by every process that opens the database): mxFrame, the
+// last valid frame (offset 16), less nBackfill, the frames already copied into the database (offset 96).
+class WalIndex {
+  private fd: number | null | undefined;
+  private readonly header = Buffer.alloc(100);
+
+  constructor(private readonly path: string) {}
+
+  /** Frames in the WAL not yet in the database, or null when the wal-index cannot be read. */
+  pendingFrames(): number | null {
+    try {
+      this.fd ??= openSync(this.path, 'r');
+      if (readSync(this.fd, this.header, 0, 100, 0) < 100) return null;
+      const read = endianness() === 'LE' ? (at: number) => this.header.readUInt32LE(at) : (at: number) => this.header.readUInt32BE(at);
+      return Math.max(0, read(16) - read(96));
+    } catch {
+      return null;
+    }
+  }
+
+  close(): void {
+    if (typeof this.fd === 'number') closeSync(this.fd);
+    this.fd = null;
   }
 }

@@ -31,7 +31,7 @@ export class Outbox extends OutboxOperator {
   private unsynced: readonly [number, number] = [0, -1];
   private readonly due: Database.Statement;
   private readonly dueAt: Database.Statement;
-  private readonly record: (sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => number;
+  private readonly record: (batches: readonly OutcomeBatch[]) => number;
 
   /** `afterRecord` runs after a batch with deliveries is recorded (the store asks for a checkpoint off the loop). */
   constructor(
@@ -46,25 +46,11 @@ export class Outbox extends OutboxOperator {
     this.due = db.prepare(CLAIM_SQL).raw();
     this.dueAt = db.prepare(`SELECT next_attempt_at FROM outbox ${DUE}`).pluck();
     const stmts = prepareOutcomes(db);
-    this.record = db.transaction((sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]) => {
+    this.record = db.transaction((batches: readonly OutcomeBatch[]) => {
       const at = this.now();
-      const sent: [number, string][] = [];
       let marked = 0;
-      rows.forEach((row, i) => {
-        const outcome = outcomes[i]!;
-        if (outcome.kind === 'delivered' && outcome.etag === undefined) sent.push([row.id, row.payloadSha256]);
-        else marked += applyOutcome(stmts, sink, row, outcome, retryAt[i] ?? null, at);
-      });
-      // One statement for the common case: a whole batch delivered.
-      if (sent.length > 0) marked += stmts.sentMany.run(at, at, JSON.stringify(sent)).changes;
-      if (marked > 0) {
-        const minute = Math.floor(at / 60_000);
-        stmts.countSent.run(sink, marked);
-        stmts.countMinute.run(sink, minute, marked);
-        // A day and an hour: the page's last-hour rate, and whole hours for its 24-hour chart.
-        stmts.forgetMinutes.run(sink, minute - 25 * 60);
-      }
-      return sent.length;
+      for (const batch of batches) marked += recordBatch(stmts, batch, at);
+      return marked;
     });
   }
 
@@ -80,7 +66,14 @@ export class Outbox extends OutboxOperator {
 
   /** Records one outcome per row in ONE transaction; `retryAt[i]` (steady time) null keeps the row's due time (sink-wide pauses). */
   recordOutcomes(sink: string, rows: readonly OutboxRow[], outcomes: readonly Outcome[], retryAt: readonly (number | null)[]): void {
-    if (outcomes.length !== rows.length) throw new Error(`recordOutcomes: ${rows.length} rows but ${outcomes.length} outcomes`);
+    this.recordBatches([{ sink, rows, outcomes, retryAt }]);
+  }
+
+  /** Records the outcomes of several batches (of any sinks) in ONE transaction, as recordOutcomes does one batch's. */
+  recordBatches(batches: readonly OutcomeBatch[]): void {
+    for (const { rows, outcomes } of batches) {
+      if (outcomes.length !== rows.length) throw new Error(`recordOutcomes: ${rows.length} rows but ${outcomes.length} outcomes`);
+    }
     // An outcome mark need not wait for fsync: losing it to a power cut only re-delivers the rows, which every sink
     // absorbs (invariant 5), and WAL order means the next FULL commit (an ingest) makes it durable too. Waiting on
     // fsync here would stall the event loop, and with it every other batch in flight, once per batch.
@@ -88,10 +81,10 @@ export class Outbox extends OutboxOperator {
     this.db.pragma('synchronous = NORMAL');
     try {
       // Only deliveries write enough to need checkpoints soon; a sink that is down must not keep a thread running.
-      if (this.record(sink, rows, outcomes, retryAt) > 0) this.afterRecord();
+      if (this.record(batches) > 0) this.afterRecord();
     } finally {
       this.db.pragma(`synchronous = ${level}`);
-      this.release(sink, rows);
+      for (const { sink, rows } of batches) this.release(sink, rows);
     }
   }
 
@@ -130,6 +123,35 @@ export class Outbox extends OutboxOperator {
     }
     return set;
   }
+}
+
+/** One batch's outcomes: one per row, `retryAt[i]` (steady time) null keeping the row's due time. */
+export interface OutcomeBatch {
+  sink: string;
+  rows: readonly OutboxRow[];
+  outcomes: readonly Outcome[];
+  retryAt: readonly (number | null)[];
+}
+
+// Marks one batch inside the caller's transaction; returns how many rows it marked sent.
+function recordBatch(stmts: OutcomeStatements, { sink, rows, outcomes, retryAt }: OutcomeBatch, at: number): number {
+  const sent: [number, string][] = [];
+  let marked = 0;
+  rows.forEach((row, i) => {
+    const outcome = outcomes[i]!;
+    if (outcome.kind === 'delivered' && outcome.etag === undefined) sent.push([row.id, row.payloadSha256]);
+    else marked += applyOutcome(stmts, sink, row, outcome, retryAt[i] ?? null, at);
+  });
+  // One statement for the common case: a whole batch delivered.
+  if (sent.length > 0) marked += stmts.sentMany.run(at, at, JSON.stringify(sent)).changes;
+  if (marked > 0) {
+    const minute = Math.floor(at / 60_000);
+    stmts.countSent.run(sink, marked);
+    stmts.countMinute.run(sink, minute, marked);
+    // A day and an hour: the page's last-hour rate, and whole hours for its 24-hour chart.
+    stmts.forgetMinutes.run(sink, minute - 25 * 60);
+  }
+  return marked;
 }
 
 interface OutcomeStatements {

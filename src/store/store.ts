@@ -119,7 +119,7 @@ export class Store {
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
     this.steady = new SteadyTime(db, options.now, options.monotonic, lock !== null);
     const due = (): number => this.steady.now();
-    this.outbox = new Outbox(db, options.now, () => this.checkpointer.request(), due);
+    this.outbox = new Outbox(db, options.now, () => this.checkpointer.requestWhenDue(), due);
     this.orders = new OrderStore(db, options.now, options.dayOf, due);
     this.journal = new CaptureJournal(db);
     this.writer = new ResultWriter(db, options.sinks, options.qcSinks);
@@ -166,7 +166,8 @@ export class Store {
   /**
    * Makes everything committed so far durable: fsync of the WAL file, on libuv's thread pool so the event loop keeps
    * running. Linux flushes a file's data whichever descriptor asks, so a descriptor of our own flushes SQLite's writes.
-   * Then asks for a checkpoint off the event loop (checkpointer.ts), so the next commits do not run one themselves.
+   * Then asks for a checkpoint off the event loop once the WAL has grown enough (checkpointer.ts), so the next commits
+   * do not run one themselves.
    */
   async syncWal(): Promise<void> {
     const wal = await open(`${this.db.name}-wal`, 'r');
@@ -175,7 +176,7 @@ export class Store {
     } finally {
       await wal.close();
     }
-    this.checkpointer.request();
+    this.checkpointer.requestWhenDue();
   }
 
   /** Re-ingests a rejected capture decoded again (after a configuration fix), under the same rules, counting nothing twice. */

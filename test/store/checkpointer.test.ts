@@ -36,6 +36,26 @@ describe('Checkpointer', () => {
     expect(store.counts().results).toBe(50);
   });
 
+  it('checkpoints once the WAL holds enough frames not yet in the database, not after every commit', async () => {
+    const s = scratch();
+    cleanups.push(() => s.cleanup());
+    const store = s.open();
+    store.db.pragma('wal_autocheckpoint = 0');
+    store.db.pragma('wal_checkpoint(TRUNCATE)');
+    const checkpointer = new Checkpointer(join(s.dataDir, 'labgate.db'), () => {}, 40);
+    cleanups.push(() => checkpointer.close());
+    store.ingest(message([result(0)]));
+    checkpointer.requestWhenDue();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(checkpointer.completed, 'a few frames wait for more').toBe(0);
+    for (let n = 1; n < 40; n++) store.ingest(message([result(n)]));
+    checkpointer.requestWhenDue();
+    await until(() => checkpointer.completed === 1);
+    const [row] = store.db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
+    expect(row!.log).toBeGreaterThanOrEqual(40);
+    expect(row!.checkpointed).toBe(row!.log);
+  });
+
   it('reports a database it cannot open, and takes no more requests', async () => {
     const s = scratch();
     cleanups.push(() => s.cleanup());
