@@ -26,7 +26,7 @@ export const command: Command = (args, io) => runGateway(args, io);
  * the gateway's parts, and a callback once the gateway reported ready.
  */
 export interface RunHooks {
-  deps?: Pick<GatewayDeps, 'statfs' | 'diskIntervalMs' | 'beforeCommit' | 'beforeConfigRename' | 'clockSync'>;
+  deps?: Pick<GatewayDeps, 'statfs' | 'diskIntervalMs' | 'beforeCommit' | 'beforeConfigRename' | 'clockSync' | 'retentionFirstRunMs'>;
   afterReady?: () => void;
 }
 

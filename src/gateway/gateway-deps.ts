@@ -20,6 +20,8 @@ export interface GatewayDeps {
   statfs?: StatFs;
   /** Asks whether the wall clock is synchronised (default: systemd-timesyncd, then timedated). */
   clockSync?: ClockSyncProbe;
+  /** From start to retention's first run (default one minute); the clock tests shorten it. */
+  retentionFirstRunMs?: number;
   /** How often the disk guard measures free space (default 5 s); the full-disk test shortens it. */
   diskIntervalMs?: number;
   /** Decoders the instruments' runners use instead of their protocol's own (a test's failing decoder). */

@@ -23,7 +23,8 @@ export function gatewayFigures(parts: GatewayFigureParts): () => GatewayFigures 
   return () => {
     const stored = new Map(parts.store.instrumentFigures(localDay(parts.now())).map((f) => [f.instrumentId, f.lastMessageAt]));
     const lastMessages = parts.instruments().flatMap((status) => {
-      const at = Math.max(stored.get(status.instrument) ?? 0, status.lastMessageAt ?? 0);
+      // The port's time survives a step of the wall clock; the store's a restart.
+      const at = status.lastMessageAt ?? stored.get(status.instrument) ?? 0;
       return at > 0 ? [{ instrument: status.instrument, at }] : [];
     });
     const disk = parts.disk()?.status();

@@ -242,6 +242,7 @@ export class Gateway {
             clock: deps.clock,
             steady: this.store!.steady,
             ...config.gateway.retention,
+            ...(deps.retentionFirstRunMs ? { firstRunDelayMs: deps.retentionFirstRunMs } : {}),
             log: deps.log.child({ part: 'retention' }),
           });
           this.retention.start();

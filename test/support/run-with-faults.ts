@@ -14,6 +14,7 @@ import type { StatFs } from '../../src/disk-guard.js';
 export function faultHooks(env: NodeJS.ProcessEnv): RunHooks {
   const statfs = faultStatfs(env['LABGATE_FAULT_STATFS_FILE']);
   const diskIntervalMs = positive(env['LABGATE_FAULT_DISK_INTERVAL_MS']);
+  const retentionFirstRunMs = positive(env['LABGATE_FAULT_RETENTION_FIRST_RUN_MS']);
   const pauseMs = positive(env['LABGATE_FAULT_PAUSE_BEFORE_COMMIT_MS']);
   const rejectMs = positive(env['LABGATE_FAULT_UNHANDLED_REJECTION_MS']);
   // The power cut of a configuration save at its worst instant: the new text durable under its temporary name, not renamed.
@@ -27,6 +28,7 @@ export function faultHooks(env: NodeJS.ProcessEnv): RunHooks {
       ...(statfs ? { statfs } : {}),
       ...(clockSync ? { clockSync } : {}),
       ...(diskIntervalMs ? { diskIntervalMs } : {}),
+      ...(retentionFirstRunMs ? { retentionFirstRunMs } : {}),
       ...(pauseMs ? { beforeCommit: pauseBeforeCommit(pauseMs) } : {}),
     },
     // Leaves one promise rejection unhandled after start (the unhandled-rejection test).

@@ -197,7 +197,10 @@ describe('DailyCounters', () => {
     const daily = new DailyCounters(day);
     const p = { ...port('connected'), lastMessageAt: 400 };
     const stored = { instrumentId: 'chem-1', messages: 56, results: 112, rejected: 0, lastMessageAt: 300 };
-    expect(daily.today(p, 500, stored)).toEqual({ messages: 56, results: 112, rejected: 0, naks: 2, checksumErrors: 1, lastMessageAt: 300 });
+    // The last message: the port's while it has one (kept on the monotonic clock, right across a step of the wall
+    // clock), else the store's (a gateway that has received nothing since it started).
+    expect(daily.today(p, 500, stored)).toEqual({ messages: 56, results: 112, rejected: 0, naks: 2, checksumErrors: 1, lastMessageAt: 400 });
+    expect(daily.today({ ...p, lastMessageAt: undefined }, 500, stored)).toMatchObject({ lastMessageAt: 300 });
     expect(daily.today(p, 500, undefined)).toMatchObject({ messages: 0, results: 0, rejected: 0, lastMessageAt: 400 });
     // A store that keeps no figures: the supervisor's since-start count.
     expect(daily.today(p, 500, null)).toMatchObject({ messages: 3, results: 5, rejected: 1, lastMessageAt: 400 });

@@ -50,7 +50,9 @@ export class DailyCounters {
       rejected: stored?.rejected ?? 0,
       naks: link.naks,
       checksumErrors: link.checksumErrors,
-      lastMessageAt: stored?.lastMessageAt ?? status.lastMessageAt ?? null,
+      // The port's time is kept on the monotonic clock (right after a step of the wall clock); the store's is for a
+      // gateway that has not received anything since it started.
+      lastMessageAt: status.lastMessageAt ?? stored?.lastMessageAt ?? null,
     };
   }
 
