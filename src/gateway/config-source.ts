@@ -3,6 +3,7 @@
 // (only what changed restarts), the store's audit log and rejected captures. A change is audited once it is saved,
 // before the reload, so a saved change always has its entry: who, when, the diff and what the reload was to do.
 import { ConfigVersions } from '../config/config-versions.js';
+import { fileChecks } from '../config/file-checks.js';
 import { relabelProblems } from '../config/instruments-file.js';
 import { diffText, lineDiff } from '../config/line-diff.js';
 import { MAX_CONFIG_BYTES } from '../config/config-file.js';
@@ -72,6 +73,9 @@ export function gatewayConfigSource(parts: ConfigSourceParts): ConfigSource {
     if (result.kind === 'invalid') return { outcome: { problems: result.problems, plan: null }, layout, config: null };
     const bound = bindInstruments(result.config);
     if (bound.kind === 'invalid') return { outcome: { problems: relabel(bound.problems, layout), plan: null }, layout, config: null };
+    // What check-config checks of the files the configuration names (a secret file gone is a problem there too).
+    const files = fileChecks(result.config, parts.file).problems;
+    if (files.length) return { outcome: { problems: relabel(files, layout), plan: null }, layout, config: null };
     return { outcome: { problems: [], plan: describePlan(planReload(parts.running(), result.config)) }, layout, config: result.config };
   };
   // A proposed file is checked as the next start would read it: within the configuration files' size limit too.

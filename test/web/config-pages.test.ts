@@ -62,6 +62,17 @@ describe('who may change the configuration', () => {
     const other = await r.visit();
     const copied = { ...other, cookie: `${other.cookie}; ${admin.cookie.split('; ')[1]!}` };
     expect((await r.submit(copied, '/configure/preview', tcp(baseOf(page.body)))).status).toBe(403);
+    // After an unlock the page that asked for it opens again, and nothing outside the configuration pages.
+    for (const [next, to] of [
+      ['/configure/mapping?id=chem1', '/configure/mapping?id=chem1'],
+      ['//evil.example/configure', '/configure'],
+      ['https://evil.example/', '/configure'],
+      ['/configure/../logout', '/configure'],
+    ]) {
+      const w = await r.visit();
+      const reply = await r.submit(w, '/configure/unlock', { token: ADMIN_TOKEN, name: 'Ana', next: next! });
+      expect(reply.headers.location, next).toBe(to);
+    }
     // Lock ends it.
     const locked = await r.submit(admin, '/configure/lock', {});
     expect(locked.headers['set-cookie']?.[0]).toMatch(/^labgate_admin=; .*Max-Age=0/);
@@ -346,5 +357,18 @@ describe('out of service, settings and restoring', () => {
       ['config-restore', `version ${versionOf(first)} restored`],
     ]);
     expect((await r.get(admin, '/configure')).body).toContain('chem2: clock zone Europe/Vienna, options set</strong> · admin:Ana Weber');
+  });
+});
+
+describe('the whole check', () => {
+  it('is what check-config checks: a file the main configuration names that is gone refuses every change, named', async () => {
+    const r = await rig();
+    const admin = await r.unlock(await r.visit());
+    const main = readFileSync(r.file, 'utf8');
+    writeFileSync(r.file, `${main}sinks:\n  lims: {baseUrl: "https://lims.example/api", auth: {kind: static, tokenFile: "${r.dir}/gone-token"}}\n`);
+    const reply = await r.submit(admin, '/configure/preview', tcp(baseOf((await r.get(admin, '/configure')).body)));
+    expect(reply.status).toBe(422);
+    expect(reply.body).toContain(`sinks.lims.auth.tokenFile: ${r.dir}/gone-token does not exist`);
+    expect(fileText(r)).toBeNull();
   });
 });

@@ -79,7 +79,6 @@ describe('adding an analyzer on the page alone, in Chromium', () => {
       await page.fill('#f-name', 'Lea Technician');
       await page.fill('#f-admintoken', ADMIN);
       await page.click('button:has-text("Unlock changes")');
-      await page.click(`#new-ports ${card} a:has-text("Use these settings")`);
       expect(await page.inputValue('#f-baudRate')).toBe('9600');
       expect(await page.inputValue('#f-driver')).toBe('astm');
       await page.fill('#f-id', 'chem2');

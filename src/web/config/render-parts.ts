@@ -14,6 +14,8 @@ export interface ConfigPageContext {
   admin: { name: string } | null;
   /** Why nobody can unlock (no admin token configured), or null. */
   unavailable: string | null;
+  /** The configuration page to return to once unlocked. */
+  next?: string;
 }
 
 /** A configuration page. */
@@ -84,7 +86,7 @@ export function hiddenForm(action: string, csrf: string, fields: Record<string, 
 /** The unlock form: the admin token and the person's name (what the audit log will call them). */
 export function unlockForm(ctx: ConfigPageContext, problem: string | null = null): SafeHtml {
   if (ctx.unavailable) return html`<p class="note" data-unavailable>${ctx.unavailable}</p>`;
-  return html`<form method="post" action="${paths.configureUnlock}" class="unlock" data-unlock><input type="hidden" name="csrf" value="${ctx.csrf}">
+  return html`<form method="post" action="${paths.configureUnlock}" class="unlock" data-unlock><input type="hidden" name="csrf" value="${ctx.csrf}">${ctx.next ? html`<input type="hidden" name="next" value="${ctx.next}">` : ''}
 <p>Changing the configuration needs the admin token (looking does not).</p>${problem ? html`<p class="flash flash-error" role="alert">${problem}</p>` : ''}
 ${field('Your name', 'name', textInput('name', '', { required: true, placeholder: 'as the audit log should name you' }))}
 ${field('Admin token', 'admintoken', html`<input id="f-admintoken" name="token" type="password" autocomplete="off" required>`)}

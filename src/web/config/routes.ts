@@ -11,28 +11,27 @@ import { addPage, mappingPage, settingsPage } from './render-forms.js';
 import { overviewPage } from './render-overview.js';
 import { configPage, unlockForm, type ConfigPageContext } from './render-parts.js';
 import { pageContext, type ConfigRouteContext } from './context.js';
+import type { ConfigState, InstrumentEntry } from './source.js';
 
 const HTML = 'text/html; charset=utf-8';
 
 const empty = { get: () => undefined, problems: [] };
 
-function formRoute(c: ConfigRouteContext, path: string, render: (url: URL, ctx: ConfigPageContext) => Promise<string | null>): Route {
+function formRoute(c: ConfigRouteContext, path: string, render: (url: URL, ctx: ConfigPageContext) => Promise<string | { missing: string }>): Route {
   return {
     method: 'GET',
     path,
     handler: async (req, res, url) => {
       const page = pageContext(c, req, res);
       if (!page) return;
-      if (!page.ctx.admin) return send(res, 403, HTML, overviewPage(await c.source.state(), page.ctx, c.now(), { text: 'Unlock changes first.', ok: false }));
+      const state = await c.source.state();
+      if (!page.ctx.admin) {
+        const ctx = { ...page.ctx, next: `${url.pathname}${url.search}` };
+        return send(res, 403, HTML, overviewPage(state, ctx, c.now(), { text: 'Unlock changes first.', ok: false }));
+      }
       const body = await render(url, page.ctx);
-      if (body === null)
-        return send(
-          res,
-          404,
-          HTML,
-          overviewPage(await c.source.state(), page.ctx, c.now(), { text: 'No such instrument or port here (any more).', ok: false }),
-        );
-      send(res, 200, HTML, body);
+      if (typeof body === 'string') return send(res, 200, HTML, body);
+      send(res, 404, HTML, overviewPage(state, page.ctx, c.now(), { text: body.missing, ok: false }));
     },
   };
 }
@@ -48,9 +47,12 @@ function unlockRoutes(c: ConfigRouteContext): Route[] {
       const page = pageContext(c, req, res)!;
       const outcome = c.auth.admin.unlock(page.session, form?.get('token') ?? '', form?.get('name') ?? '', res, req.socket.remoteAddress);
       c.log?.info({ outcome }, 'configuration unlock');
-      if (outcome === 'ok') return redirect(res, paths.configure);
+      const next = form?.get('next') ?? '';
+      // Back to the configuration page that asked for the unlock; nothing but one of those.
+      const back = /^\/configure(\/[a-z]+)?(\?[\w.=&%+-]*)?$/.test(next) ? next : paths.configure;
+      if (outcome === 'ok') return redirect(res, back);
       const [status, problem] = UNLOCK_REFUSALS[outcome];
-      send(res, status, HTML, configPage(page.ctx, 'Unlock', unlockForm(page.ctx, problem)));
+      send(res, status, HTML, configPage(page.ctx, 'Unlock', unlockForm({ ...page.ctx, next: back }, problem)));
     },
   };
   const lock: Route = {
@@ -84,10 +86,12 @@ export function configRoutes(c: ConfigRouteContext): Route[] {
       if (page) send(res, 200, HTML, overviewPage(await c.source.state(), page.ctx, c.now()));
     },
   };
-  const entry = async (url: URL) => {
+  const entry = async (url: URL): Promise<{ s: ConfigState; found: InstrumentEntry } | { missing: string }> => {
     const s = await c.source.state();
-    const found = s.instruments.find((i) => i.config.id === url.searchParams.get('id') && i.managed);
-    return found ? { s, found } : null;
+    const id = url.searchParams.get('id') ?? '';
+    const found = s.instruments.find((i) => i.config.id === id);
+    if (!found) return { missing: `There is no instrument '${id}' (any more).` };
+    return found.managed ? { s, found } : { missing: `${id} is configured in ${s.mainFile}, which only IT changes; change it there.` };
   };
   return [
     overview,
@@ -95,15 +99,15 @@ export function configRoutes(c: ConfigRouteContext): Route[] {
       const s = await c.source.state();
       if (url.searchParams.get('kind') === 'tcp') return addPage(s, ctx, null, empty);
       const port = s.newPorts.find((p) => p.path === url.searchParams.get('port') && p.found);
-      return port ? addPage(s, ctx, port, empty) : null;
+      return port ? addPage(s, ctx, port, empty) : { missing: 'That port is not heard, or its settings not found, any more.' };
     }),
     formRoute(c, paths.configureInstrument, async (url, ctx) => {
       const e = await entry(url);
-      return e ? settingsPage(e.s, ctx, e.found, empty) : null;
+      return 'missing' in e ? e : settingsPage(e.s, ctx, e.found, empty);
     }),
     formRoute(c, paths.configureMapping, async (url, ctx) => {
       const e = await entry(url);
-      return e ? mappingPage(e.s, ctx, e.found, await c.source.codesOf(e.found.config.id), empty) : null;
+      return 'missing' in e ? e : mappingPage(e.s, ctx, e.found, await c.source.codesOf(e.found.config.id), empty);
     }),
     ...unlockRoutes(c),
     ...changeRoutes(c),
