@@ -5,8 +5,9 @@
 //   - one whose driver, transport or driver options changed restarts alone;
 //   - one whose mapping or clock zone alone changed keeps its link: the next message is decoded with the new ones.
 // Everything else is read once at start and needs a restart, which the reload says instead of half-applying it:
-// gateway.* but newPortDirectories, read at each listing (the gateway id is part of every result's key; the data directory holds the store and its lock; the HTTP
-// listener, log level, disk floor and retention are built at start), the sinks (their drains hold batches in flight
+// gateway.* but newPortDirectories, which is read at each listing of new ports (the gateway id is part of every result's
+// key; the data directory holds the store and its lock; the HTTP listener, log level, disk floor and retention are
+// built at start), the sinks (their drains hold batches in flight
 // and the store's outbox slots are fixed by the sink list), delivery and alerts; and a first instrument in query or
 // download mode, whose orders client and dispatch drain are built at start only when one is there (until a restart it
 // runs one-way: its results are taken, its queries not answered).

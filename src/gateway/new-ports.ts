@@ -19,6 +19,8 @@ import type { Part } from './lifecycle.js';
 export const SCAN_MS = 2_000;
 /** Ports listened to at once at most (a directory full of devices must not open them all). */
 const MAX_PORTS = 16;
+/** Names looked at per directory and listing: a directory of thousands of entries costs no more than this. */
+const MAX_NAMES = 64;
 
 export interface NewPortsOptions {
   directories: () => readonly string[];
@@ -93,7 +95,7 @@ export class NewPorts implements Part {
   private async scan(): Promise<void> {
     const present = new Map<string, string>();
     for (const dir of this.o.directories()) {
-      for (const name of await readdir(dir).catch(() => [] as string[])) {
+      for (const name of (await readdir(dir).catch(() => [] as string[])).sort().slice(0, MAX_NAMES)) {
         const path = join(dir, name);
         present.set(path, await realpath(path).catch(() => path));
       }

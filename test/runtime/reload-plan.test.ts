@@ -27,6 +27,13 @@ describe('planReload', () => {
     expect(isEmptyPlan(planReload(config(base), config(reordered)))).toBe(true);
   });
 
+  it('takes the directories of new ports at once (they are read at each listing), the other gateway keys at a restart', () => {
+    const watched = base.replace('dataDir: /var/lib/labgate}', 'dataDir: /var/lib/labgate, newPortDirectories: [/dev/serial/by-path]}');
+    expect(isEmptyPlan(planReload(config(base), config(watched)))).toBe(true);
+    const moved = watched.replace('instrumentsFile', 'x').replace('/dev/serial/by-path]}', '/dev/serial/by-path], instrumentsFile: /srv/i.yaml}');
+    expect(planReload(config(base), config(moved)).needsRestart).toEqual(['gateway.instrumentsFile']);
+  });
+
   it('adds, removes, restarts alone, and remaps from the next message', () => {
     const next = base
       .replace('path: /dev/c}}', 'path: /dev/c, baudRate: 19200}}')
