@@ -26,8 +26,9 @@ export const systemClock: Clock = {
 
 /**
  * The wall time, as the wall clock reads now, at which something stamped with `clock.monotonic()` happened: after a
- * step of the wall clock, "5 minutes ago" stays 5 minutes ago.
+ * step of the wall clock, "5 minutes ago" stays 5 minutes ago. Whole milliseconds, as every other wall time is (the two
+ * clocks are read a fraction of a millisecond apart, so the same event may read a millisecond later or earlier).
  */
 export function wallTimeOf(clock: Pick<Clock, 'now' | 'monotonic'>, monotonicAt: number): number {
-  return clock.now() - (clock.monotonic() - monotonicAt);
+  return Math.round(clock.now() - (clock.monotonic() - monotonicAt));
 }

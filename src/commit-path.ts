@@ -49,7 +49,7 @@ export class CommitPath {
    * `detail` is read after decoding, for the log line.
    */
   commit(raw: Buffer, decode: () => DecodedMessage, then: (outcome: CommitOutcome) => void, detail: () => CommitDetail = none): void {
-    this.journal(raw, decode, (outcome, decoded) => then(this.reported(outcome, decoded, detail)));
+    this.journal(raw, decode, (outcome, decoded, receivedAt) => then(this.reported(outcome, decoded, receivedAt, detail)));
   }
 
   /**
@@ -78,32 +78,33 @@ export class CommitPath {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
-  private journal(raw: Buffer, decode: () => DecodedMessage, then: (outcome: IngestOutcome, decoded: DecodedMessage) => void): void {
+  private journal(raw: Buffer, decode: () => DecodedMessage, then: (outcome: IngestOutcome, decoded: DecodedMessage, receivedAt: number) => void): void {
     const { ctx } = this;
     const empty: DecodedMessage = { results: [], rejections: [] };
-    if (!ctx.accepting()) return then({ kind: 'unavailable', reason: 'store not accepting' }, empty);
+    if (!ctx.accepting()) return then({ kind: 'unavailable', reason: 'store not accepting' }, empty, ctx.clock.monotonic());
     const decoded = this.guarded(decode);
     const capture = { instrumentId: ctx.profile.id, protocol: this.protocol, receivedAt: ctx.clock.now(), raw };
+    const receivedMonotonic = ctx.clock.monotonic();
     let answer: IngestOutcome | Promise<IngestOutcome>;
     try {
       answer = ctx.ingest({ capture, results: decoded.results, rejections: decoded.rejections });
     } catch (err) {
       answer = failed(err);
     }
-    if (!(answer instanceof Promise)) return then(answer, decoded);
-    const later = answer.catch(failed).then((outcome) => then(outcome, decoded));
+    if (!(answer instanceof Promise)) return then(answer, decoded, receivedMonotonic);
+    const later = answer.catch(failed).then((outcome) => then(outcome, decoded, receivedMonotonic));
     this.inFlight.add(later);
     const done = (): void => void this.inFlight.delete(later);
     later.then(done, (err: unknown) => (done(), ctx.log.error({ err }, `${this.protocol} commit outcome not handled`)));
   }
 
-  private reported(outcome: IngestOutcome, decoded: DecodedMessage, detail: () => CommitDetail): CommitOutcome {
+  private reported(outcome: IngestOutcome, decoded: DecodedMessage, receivedAt: number, detail: () => CommitDetail): CommitOutcome {
     if (outcome.kind === 'unavailable') {
       this.ctx.onEvent({ kind: 'commit-failed', reason: outcome.reason });
       this.ctx.log.warn({ ...detail(), reason: outcome.reason }, `${this.protocol} message not committed`);
       return outcome;
     }
-    this.ctx.onEvent({ kind: 'message', summary: outcome.summary });
+    this.ctx.onEvent({ kind: 'message', summary: outcome.summary, receivedAt });
     this.ctx.log.info(
       { ...detail(), captureId: outcome.summary.captureId, results: decoded.results.length, rejected: decoded.rejections.length },
       `${this.protocol} message committed`,

@@ -22,7 +22,8 @@ export type IngestPort = (message: InboundMessage) => IngestOutcome | Promise<In
 /** Counters and state changes a runner reports (for /metrics, the status page, logs). Never patient data. */
 export type DriverEvent =
   | { kind: 'bytes'; count: number }
-  | { kind: 'message'; summary: IngestSummary }
+  /** A message committed; `receivedAt` is when its bytes were complete, on the monotonic clock (the capture's time). */
+  | { kind: 'message'; summary: IngestSummary; receivedAt: number }
   | { kind: 'nak'; reason: string }
   | { kind: 'checksum-error' }
   | { kind: 'discarded'; reason: string }

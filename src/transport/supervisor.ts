@@ -143,7 +143,7 @@ export class PortSupervisor {
       c.messages += 1;
       c.inserted += event.summary.inserted;
       c.rejected += event.summary.rejected;
-      this.status.lastMessageAt = this.options.clock.monotonic();
+      this.status.lastMessageAt = event.receivedAt;
     } else if (event.kind === 'nak') c.naks += 1;
     else if (event.kind === 'checksum-error') c.checksumErrors += 1;
     else if (event.kind === 'discarded') c.discarded += 1;

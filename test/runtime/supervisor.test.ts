@@ -104,11 +104,14 @@ describe('PortSupervisor', () => {
     expect(supervisor.snapshot()).toMatchObject({ state: 'connected', reconnects: 1 });
     device.current?.emitData('abc');
     expect(received).toEqual(['\x05', 'abc']);
-    supervisor.recordEvent({ kind: 'message', summary: { captureId: 1, inserted: 2, absorbed: 0, conflicts: 0, rejected: 1 } });
+    // The message's bytes were complete 40 ms before its commit reported it: the last message is when it was received.
+    const receivedAt = clock.monotonic();
+    await clock.advanceSettling(40);
+    supervisor.recordEvent({ kind: 'message', summary: { captureId: 1, inserted: 2, absorbed: 0, conflicts: 0, rejected: 1 }, receivedAt });
     supervisor.recordEvent({ kind: 'nak', reason: 'checksum' });
     supervisor.recordEvent({ kind: 'checksum-error' });
     expect(supervisor.snapshot()).toMatchObject({
-      lastMessageAt: clock.now(),
+      lastMessageAt: clock.now() - 40,
       counters: { messages: 1, inserted: 2, rejected: 1, naks: 1, checksumErrors: 1, discarded: 0 },
     });
     await supervisor.stop();
@@ -213,7 +216,11 @@ describe('PortSupervisor across a step of the wall clock', () => {
       supervisor.start();
       await settle();
       device.current?.emitData('\x05');
-      supervisor.recordEvent({ kind: 'message', summary: { captureId: 1, inserted: 1, absorbed: 0, conflicts: 0, rejected: 0 } });
+      supervisor.recordEvent({
+        kind: 'message',
+        summary: { captureId: 1, inserted: 1, absorbed: 0, conflicts: 0, rejected: 0 },
+        receivedAt: clock.monotonic(),
+      });
       await clock.advanceSettling(10_000);
       clock.step(step);
       const s = supervisor.snapshot();

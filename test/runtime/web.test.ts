@@ -187,7 +187,7 @@ describe('/metrics over real HTTP', () => {
     metrics.setGatewaySource(() => ({ lastMessages: [{ instrument: 'chem1', at: 1_700_000_000_500 }], walBytes: 4096 }));
     metrics.driverEvent('chem1', { kind: 'orders', figure: 'queries' });
     metrics.driverEvent('chem1', { kind: 'orders', figure: 'no-information:lims-unavailable', answeredInMs: 1800 });
-    metrics.driverEvent('chem1', { kind: 'message', summary: { captureId: 1, inserted: 3, absorbed: 1, conflicts: 1, rejected: 2 } });
+    metrics.driverEvent('chem1', { kind: 'message', summary: { captureId: 1, inserted: 3, absorbed: 1, conflicts: 1, rejected: 2 }, receivedAt: 0 });
     metrics.driverEvent('chem1', { kind: 'nak', reason: 'checksum' });
     metrics.driverEvent('chem1', { kind: 'checksum-error' });
     metrics.driverEvent('chem1', { kind: 'bytes', count: 512 });
