@@ -42,7 +42,7 @@ const tcpServerTransport = z.strictObject({
     .array(z.string().trim().refine(isAddressOrBlock, { message: 'expected an IP address or a CIDR block such as 10.1.2.0/24' }))
     .min(1, 'expected at least one address; leave allow out to accept any')
     .optional(),
-  /** Closes a session that sent nothing for this long; 0 never does (many analyzers keep one connection for days). */
+  /** Closes a session that sent no protocol traffic (bytes alone are not) for this long; 0 never does (many analyzers keep one connection for days). */
   idleTimeoutSeconds: z.number().int().min(0).default(0),
 });
 

@@ -7,7 +7,8 @@
 //   rebooted leaves its old connection half-open, and a stranger's idle connection must not lock the analyzer out),
 //   while a session that is talking is never cut short; talking is protocol traffic as its driver reads it
 //   (Transport.talking), never mere bytes: a stranger's NUL every 20 s keeps nobody out;
-// - an optional idle timeout closes a session that stays silent that long.
+// - an optional idle timeout closes a session that stays silent that long, silent in the same sense: no protocol
+//   traffic (bytes alone, and labgate's own writes, keep no session open).
 // Every refusal is reported to `onRefused` (the supervisor logs it, summarized, and counts it). The listener stays
 // open whatever the clients do: only `close()` ends it.
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -157,7 +158,19 @@ export class TcpServerEndpoint {
       this.clock.clearTimeout(this.replaceTimer);
     });
     const idleMs = this.options.idleMs ?? 0;
-    if (idleMs > 0) socket.setTimeout(idleMs, () => void transport.end(`no data for ${Math.round(idleMs / 1000)} s; closed by labgate`));
+    if (idleMs > 0) this.closeWhenIdle(transport, idleMs);
     return transport;
+  }
+
+  // Not the socket's own timeout, which any byte either way restarts: a stranger's NUL now and then would hold it open.
+  private closeWhenIdle(transport: SocketTransport, idleMs: number): void {
+    let timer: unknown;
+    const check = (): void => {
+      const silentMs = this.clock.monotonic() - transport.lastTalkAt;
+      if (silentMs < idleMs) return void (timer = this.clock.setTimeout(check, idleMs - silentMs));
+      void transport.end(`no traffic for ${Math.round(silentMs / 1000)} s; closed by labgate`);
+    };
+    timer = this.clock.setTimeout(check, idleMs);
+    transport.onClose(() => this.clock.clearTimeout(timer));
   }
 }

@@ -1,7 +1,7 @@
 // A session "talks" only when its driver reads protocol traffic: each driver tells its transport (Transport.talking),
 // and the listening endpoint lets a waiting connection replace a session whose last traffic is 30 s old, whatever
 // bytes it sent since. So a stranger sending a NUL every 20 s to an instrument port without an allow-list holds it
-// for 30 s at most.
+// for 30 s at most, and the idle timeout (transport.idleTimeoutSeconds) closes its session as if it had sent nothing.
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHl7Runner } from '../../drivers/hl7/runner.js';
@@ -93,6 +93,39 @@ describe('a listening port held by bytes that are not traffic', () => {
     await until(() => stranger.closed());
     expect(closed?.reason).toMatch(/^replaced by a newer connection from 127\.0\.0\.1:\d+ after 30 s of silence$/);
     expect(analyzer.closed()).toBe(false);
+  });
+
+  it('closes a session idle for idleMs of traffic, a NUL every 20 s notwithstanding; traffic restarts the wait', async () => {
+    const clock = new ManualClock();
+    endpoint = new TcpServerEndpoint({ host: '127.0.0.1', port: 0, idleMs: 60_000, clock });
+    const { port } = await endpoint.listen();
+    const opened = endpoint.open();
+    const stranger = await dial(port);
+    const session = await opened;
+    let received = 0;
+    session.onData((d) => (received += d.length));
+    let closed: CloseInfo | undefined;
+    session.onClose((info) => (closed = info));
+    for (const at of [20_000, 40_000]) {
+      clock.advance(20_000);
+      stranger.socket.write(Buffer.from([0]));
+      await until(() => received === at / 20_000);
+    }
+    clock.advance(20_000);
+    await until(() => stranger.closed());
+    expect(closed?.reason).toBe('no traffic for 60 s; closed by labgate');
+
+    // A session whose driver reads traffic at 50 s stays open until 110 s.
+    const next = endpoint.open();
+    const analyzer = await dial(port);
+    const talking = await next;
+    clock.advance(50_000);
+    talking.talking?.();
+    clock.advance(59_000);
+    await settle();
+    expect(analyzer.closed()).toBe(false);
+    clock.advance(1_000);
+    await until(() => analyzer.closed());
   });
 });
 

@@ -77,7 +77,7 @@ describe('TcpServerEndpoint on a lab network', () => {
     let closed: CloseInfo | undefined;
     transport.onClose((info) => (closed = info));
     await until(() => analyzer.closed(), 3_000);
-    expect(closed?.reason).toMatch(/^no data for 0 s; closed by labgate$/);
+    expect(closed?.reason).toMatch(/^no traffic for 0 s; closed by labgate$/);
   });
 
   it('lets a waiting connection replace a session once it is silent, never one that is talking; a third is refused', async () => {
