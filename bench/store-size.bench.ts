@@ -1,5 +1,5 @@
 // The store's size per 100,000 results (two sinks, 20-result ASTM messages journaled raw with their framing), so the
-// README can tell a lab how big an SD card it needs for its retention period; then one retention run over them:
+// docs/operating.md can tell a lab how big an SD card it needs for its retention period; then one retention run over them:
 // how fast it prunes, the longest it holds the write lock, and what is left after incremental vacuum.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

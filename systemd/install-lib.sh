@@ -163,7 +163,7 @@ activate() {
   fi
   if ! smoke_test "$old"; then
     echo "install.sh: cannot return to $old: it fails its smoke test (above); $new stays current." >&2
-    echo "  If the store was migrated, see 'Rolling back' in README.md: restart $new once fixed, or install a newer release." >&2
+    echo "  If the store was migrated, see 'Rolling back' in docs/install.md: restart $new once fixed, or install a newer release." >&2
     return 1
   fi
   switch_to "$old"

@@ -13,6 +13,8 @@ stage_from_checkout() {
   mkdir -p "$out"
   cp -a "$src/package.json" "$src/package-lock.json" "$src/bin" "$src/dist" "$src/config" "$src/systemd" "$out/"
   if [ -f "$src/README.md" ]; then cp -a "$src/README.md" "$out/"; fi
+  # The manual the installer's and the store's messages point at (docs/install.md, "Rolling back"), without pictures.
+  if [ -d "$src/docs" ]; then mkdir -p "$out/docs" && find "$src/docs" -maxdepth 1 -name '*.md' -exec cp -a -t "$out/docs" {} +; fi
   rm -rf "$out/dist/test" "$out/dist/bench"
   # Production packages only (a Pi's SD card need not copy the dev tools), as built: the native builds stay.
   real="$(cd "$src" && pwd -P)"
@@ -103,7 +105,7 @@ adopt_flat_layout() {
   [ -f "$opt/bin/labgate.js" ] || return 0
   v="$("$node_bin" -p "require('$opt/package.json').version" 2>/dev/null || echo unknown)"
   mkdir -p "$opt/releases/$v-flat"
-  for entry in bin dist node_modules config systemd package.json package-lock.json README.md; do
+  for entry in bin dist node_modules config systemd package.json package-lock.json README.md docs; do
     if [ -e "$opt/$entry" ]; then mv "$opt/$entry" "$opt/releases/$v-flat/"; fi
   done
   relink current "$v-flat"

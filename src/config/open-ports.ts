@@ -1,5 +1,5 @@
 // An instrument's listening port without an allow-list takes a session from anyone on the laboratory network: a
-// stranger can hold it while the analyzer's own connection waits (until 30 s of silence, README "On a lab network").
+// stranger can hold it while the analyzer's own connection waits (until 30 s of silence, docs/lab-network.md).
 // That is allowed (an installer may not know the analyzer's address yet), so check-config warns instead of refusing.
 import type { ConfigProblem } from './problem.js';
 import type { InstrumentConfig } from './schema.js';

@@ -98,6 +98,6 @@ export function remedy(target: Target & { node: string }): string {
   return [
     `Make a tarball for ${target.platform}-${target.arch}, Node ABI ${target.modules} (node ${target.node}):`,
     '  on this machine: npm ci && systemd/install.sh --pack DIR   (in a checkout; needs the npm registry)',
-    "  or elsewhere: the cross-pack in README's deployment section; the installer checks what it made",
+    "  or elsewhere: the cross-pack in docs/install.md ('Packing elsewhere'); the installer checks what it made",
   ].join('\n');
 }

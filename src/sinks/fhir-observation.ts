@@ -1,4 +1,4 @@
-// One stored result as one FHIR R4 Observation (the mapping table is in README.md, "The FHIR server"). Pure: the
+// One stored result as one FHIR R4 Observation (the mapping table is in docs/interfaces.md, "The FHIR server"). Pure: the
 // same payload and options give the same document, so a replay sends the same content. A result says no more than
 // the analyzer said: a unit that is not UCUM is never given a UCUM code, a flag that is not an HL7 v3
 // ObservationInterpretation code travels as text, a censored value is a comparator and its bound, never a number.

@@ -79,7 +79,7 @@ export function newerSchema(found: number, reads: number): LabgateError {
   return new LabgateError(
     'STORE_SCHEMA_NEWER',
     `labgate.db has store schema ${found}, and this labgate reads schema ${reads} at most: a newer labgate has migrated it. ` +
-      'Run a labgate that reads it (a migration is never undone; see "Rolling back" in the README)',
+      'Run a labgate that reads it (a migration is never undone; see "Rolling back" in docs/install.md)',
   );
 }
 

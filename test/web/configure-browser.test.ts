@@ -3,7 +3,7 @@
 // that appears in the watched directory. Everything after that is the page: the new port's card, unlocking changes,
 // adding the instrument from the detected settings, mapping its four codes from the suggestions, reprocessing, and the
 // first results sent to both sinks. chem1's link never drops. No file is edited and no command run by the test after
-// the start. It prints how long it took (the README's timing of the walk-through).
+// the start. It prints how long it took (the walk-through's timing in docs/adding-an-analyzer.md).
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -6,7 +6,7 @@
 // (0.0.0.0, reached through 127.0.0.1) refuses every page and action without the token and works after login.
 // Only the LIMS sink runs (no PostgreSQL), so the file is fast and independent of the database.
 // Fails, never skips, when socat or Chromium is missing. With LABGATE_SCREENSHOTS=1 it saves docs/status-page-live.png
-// for the README (screenshots.ts).
+// for docs/operating.md (screenshots.ts).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';

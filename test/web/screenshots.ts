@@ -1,6 +1,6 @@
-// The README's screenshots in docs/. Every run renders the pages in Chromium and asserts on them; the images are
-// written only when asked (LABGATE_SCREENSHOTS=1, which `npm run screenshots` sets), so `npm test` never rewrites
-// tracked files.
+// The screenshots of README.md and docs/, kept in docs/. Every run renders the pages in Chromium and asserts on them;
+// the images are written only when asked (LABGATE_SCREENSHOTS=1, which `npm run screenshots` sets), so `npm test`
+// never rewrites tracked files.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';

@@ -1,7 +1,7 @@
 // The status page in headless Chromium (Debian's chromium via playwright-core): it shows instruments and results,
 // follows the source live without a reload, retries a dead letter from the page, works without JavaScript, and
-// refuses everything on a protected listener without the token. With LABGATE_SCREENSHOTS=1 it saves the README's
-// screenshots to docs/ (screenshots.ts).
+// refuses everything on a protected listener without the token. With LABGATE_SCREENSHOTS=1 it saves the
+// screenshots of README.md and docs/operating.md to docs/ (screenshots.ts).
 // These tests fail, never skip, when Chromium is missing: CI must install it (`apt-get install chromium`).
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';

@@ -42,7 +42,7 @@ export class AdminRights {
   unavailable(): AdminAvailability {
     const token = this.o.adminToken?.();
     if (token === undefined || token === '')
-      return 'Changing the configuration from this page is off: set gateway.http.adminTokenFile (README, "Who may change the configuration").';
+      return 'Changing the configuration from this page is off: set gateway.http.adminTokenFile (docs/operating.md, "Who may change the configuration").';
     if (token.length < MIN_LENGTH) return `The admin token is shorter than ${MIN_LENGTH} characters, so changing the configuration is off.`;
     const view = this.o.viewToken();
     if (view !== undefined && safeEqual(view, token))
