@@ -3,6 +3,7 @@
 // in drivers/astm/README.md.
 import { z } from 'zod';
 import { astmGrammar, fieldLocationSchema, isFieldLocation, type FieldLocation } from '../../src/field-location.js';
+import { ordersOptionsShape } from '../../src/orders/options.js';
 
 // A result's values are read from its own record and those it belongs to (LIS2-A2 nesting H > P > O > R).
 const resultRecords = ['H', 'P', 'O', 'R'];
@@ -54,22 +55,7 @@ export const trailers = ['CRLF', 'LF', 'CR'] as const;
  * from the LIMS's orders. Off by default: a receive-only gateway rejects Q records with their reason.
  */
 export const ordersOptionsSchema = z.strictObject({
-  /** Answer host queries with the LIMS's orders. */
-  query: z.boolean().default(false),
-  /** Poll the LIMS's pending worklist for this instrument and send each new specimen's orders once. */
-  download: z.boolean().default(false),
-  /** The analyzer's deadline for an answer, counted from the end of its query (its host query timeout setting). */
-  queryTimeoutMs: z.number().int().min(1_000).max(300_000).default(10_000),
-  /**
-   * Specimens one query message may name (Q.3 repeats across its Q records; a range or `ALL` counts one, being a
-   * worklist request): a rack or a carousel segment fits, a Q naming thousands does not become thousands of LIMS
-   * lookups. Those past it are refused: not looked up, not answered, counted (`specimens-over-limit`) and logged.
-   */
-  maxSpecimensPerQuery: z.number().int().min(1).max(10_000).default(100),
-  /** LIMS lookups of one query message in flight at once (the orders client keeps 4 connections). */
-  lookupsInFlight: z.number().int().min(1).max(32).default(4),
-  /** How often download mode asks the LIMS for the pending worklist. */
-  pollIntervalMs: z.number().int().min(1_000).max(3_600_000).default(30_000),
+  ...ordersOptionsShape,
   /** The Q.3 component that holds the specimen id (LIS2-A2 11.1.3: patient ID ^ specimen ID, so 2). */
   specimenComponent: z.number().int().min(1).max(32).default(2),
   /** O.12 of a sent order: `N` new requests with a new specimen, `A` add to an existing specimen (LIS2-A2 O.12). */
@@ -89,8 +75,6 @@ export const ordersOptionsSchema = z.strictObject({
         .default('C'),
     })
     .default({ answer: 'terminator', actionCode: 'C' }),
-  /** Put the LIMS's patient (id, name, birth date, sex) into the P record; otherwise P carries nothing but its number. */
-  patient: z.boolean().default(false),
 });
 
 /** Validated two-way options. */

@@ -2,7 +2,7 @@
 // encoder (encode.ts) writes in the instrument's charset with the message's delimiters. An answer to a query uses the
 // delimiters of the query's own H record, so the analyzer reads it as it writes; a download the standard's. Patient
 // data enters the P record only when the instrument's options ask for it.
-import type { OrderAnswer } from '../../src/orders/answer.js';
+import { keepWritable, type OrderAnswer } from '../../src/orders/answer.js';
 import type { InstrumentSpecimen } from '../../src/orders/order.js';
 import { offsetMs } from '../../src/zoned-time.js';
 import type { Delimiters } from './delimiters.js';
@@ -59,18 +59,12 @@ export function noInformationMessage(accessions: readonly string[], ctx: Outgoin
  * answer left with no specimen is "no information" (`not-expressible`). `leftOut` counts the specimens left out.
  */
 export function writableAnswer(answer: OrderAnswer, ctx: OutgoingContext): { answer: OrderAnswer; leftOut: number } {
-  const exact = (value: string): boolean => writesExactly(value, ctx.delimiters, ctx.options.charset);
-  const without = answer.without.filter(exact);
-  let leftOut = answer.without.length - without.length;
-  if (answer.kind !== 'orders') return { answer: { ...answer, without }, leftOut };
-  const specimens = answer.specimens.filter((s) => {
-    const ids = [s.accession, ...s.orders.flatMap((o) => componentsForCode(o.analyzerCode, ctx.options))];
-    if (ctx.options.orders.patient && s.patient) ids.push(s.patient.id);
-    return ids.every(exact);
-  });
-  leftOut += answer.specimens.length - specimens.length;
-  if (specimens.length > 0) return { answer: { kind: 'orders', specimens, without }, leftOut };
-  return { answer: { kind: 'no-information', reason: 'not-expressible', without }, leftOut };
+  const idsOf = (s: InstrumentSpecimen): string[] => [
+    s.accession,
+    ...s.orders.flatMap((o) => componentsForCode(o.analyzerCode, ctx.options)),
+    ...(ctx.options.orders.patient && s.patient ? [s.patient.id] : []),
+  ];
+  return keepWritable(answer, idsOf, (value) => writesExactly(value, ctx.delimiters, ctx.options.charset));
 }
 
 // H.5 sender, H.10 receiver, H.12 processing id P (production), H.13 version 1, H.14 date and time of message.

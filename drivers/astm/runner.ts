@@ -2,7 +2,7 @@
 // path and, for a two-way instrument, the order desk (two-way.ts). It knows no protocol rule; it performs effects and
 // feeds outcomes back into the line.
 import { CommitPath } from '../../src/commit-path.js';
-import { OrderDesk } from '../../src/orders/desk.js';
+import { orderDeskOf } from '../../src/orders/desk-of.js';
 import type { DriverContext, DriverRunner } from '../../src/runner-contract.js';
 import { decodeAstmText, linkConfigOf } from './decode.js';
 import type { LineEffect, LineInput, LineState, LineTimer } from './line.js';
@@ -167,20 +167,7 @@ class AstmRunner implements DriverRunner {
 /** Two-way for an instrument whose options ask for it and whose gateway has a LIMS to ask. */
 function twoWayOf(ctx: DriverContext, options: AstmOptions, feed: (input: LineInput) => void): AstmTwoWay | null {
   if (!ctx.orders || (!options.orders.query && !options.orders.download)) return null;
-  const desk = new OrderDesk({
-    instrumentId: ctx.profile.id,
-    // Read at each query, so a reload's new mapping reaches the next one.
-    get mapping() {
-      return ctx.profile.mapping;
-    },
-    queryTimeoutMs: options.orders.queryTimeoutMs,
-    maxSpecimens: options.orders.maxSpecimensPerQuery,
-    lookupsInFlight: options.orders.lookupsInFlight,
-    clock: ctx.clock,
-    log: ctx.log,
-    ...ctx.orders,
-    onFigure: (figure, answeredInMs) => ctx.onEvent({ kind: 'orders', figure, ...(answeredInMs === undefined ? {} : { answeredInMs }) }),
-  });
+  const desk = orderDeskOf(ctx, options.orders);
   return new AstmTwoWay({
     desk,
     get profile() {

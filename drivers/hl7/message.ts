@@ -7,7 +7,7 @@ import { readHeader, type MessageHeader } from './header.js';
 import type { Hl7Options } from './options.js';
 import type { ResultStructure } from './groups.js';
 import { normalizeOru } from './oru.js';
-import { queryDialect, readHl7Query } from './query.js';
+import { queryDialect, readHl7Query, type QueryDialect } from './query.js';
 import { parseMessage, type Hl7Message } from './parse.js';
 
 /** A decoded message plus what its acknowledgment needs. `header` is undefined when no MSH could be read. */
@@ -17,6 +17,8 @@ export interface Hl7Decoding {
   delimiters: Delimiters;
   header: MessageHeader | undefined;
   charset: 'utf8' | 'latin1';
+  /** The parsed message of a host query, for its answer (the QRD/QRF or QPD it echoes). */
+  message?: Hl7Message;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -29,9 +31,10 @@ export function decodeHl7Message(raw: Buffer, profile: InstrumentProfile, option
   const structure = resultStructure(header);
   const dialect = queryDialect(header);
   if (dialect !== undefined) {
-    // A host query is journaled with what it asks; answering it is the two-way path's, which HL7 does not have yet.
-    const reason = `host query ${dialect} not answered: labgate does not answer HL7 host queries yet`;
-    return { ...read.decoding, kind: 'query', decoded: { results: [], rejections: [{ reason }], queries: [readHl7Query(read.message, dialect)] } };
+    const queries = [readHl7Query(read.message, dialect)];
+    const refusal = queryRefusal(dialect, options);
+    const rejections = refusal === null ? [] : [{ reason: refusal }];
+    return { ...read.decoding, kind: 'query', message: read.message, decoded: { results: [], rejections, queries } };
   }
   if (structure === undefined) {
     const reason = `message type ${messageTypeText(header)} is not read`;
@@ -39,6 +42,15 @@ export function decodeHl7Message(raw: Buffer, profile: InstrumentProfile, option
   }
   return { ...read.decoding, kind: 'results', decoded: normalizeOru(read.message, profile, options, structure) };
 }
+
+/** Why a host query is journaled but not answered (this instrument answers no queries, or in the other dialect), or null. */
+export function queryRefusal(dialect: QueryDialect, options: Pick<Hl7Options, 'orders'>): string | null {
+  if (!options.orders.query) return `host query ${dialect} not answered: this instrument's options.orders.query is off`;
+  if (dialectOf[options.orders.dialect] !== dialect) return `host query ${dialect} not answered: this instrument's orders dialect is ${options.orders.dialect}`;
+  return null;
+}
+
+const dialectOf: Record<Hl7Options['orders']['dialect'], QueryDialect> = { 'display-query': 'QRY^Q02', law: 'QBP^Q11' };
 
 /** The result structure of a message by MSH-9: every ORU as R01 (its only result event), OUL^R21 and OUL^R22. */
 export function resultStructure(header: Pick<MessageHeader, 'messageType' | 'triggerEvent'>): ResultStructure | undefined {

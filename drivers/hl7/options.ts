@@ -1,6 +1,7 @@
 // Per-instrument HL7 options, validated once when the configuration is loaded.
 import { z } from 'zod';
 import { fieldLocationSchema, hl7Grammar, type FieldLocation } from '../../src/field-location.js';
+import { ordersOptionsShape } from '../../src/orders/options.js';
 
 /** A field location of any segment (`PID-2.1`, `SAC-3`, `OBR-3.1`): the analyzer's manual decides where its values are. */
 const location = fieldLocationSchema(hl7Grammar);
@@ -10,6 +11,28 @@ const timeLocation = fieldLocationSchema(hl7Grammar, { ids: ['PID', 'PD1', 'NK1'
 
 // The unit's two names before locations were general: OBX-6.1, or the whole of OBX-6.
 const unitNames: Record<string, string> = { component: 'OBX-6.1', field: 'OBX-6' };
+
+/**
+ * Two-way HL7: host queries answered and orders downloaded from the LIMS, in the dialect the analyzer speaks:
+ * `display-query` (v2.3.1 QRY^Q02 answered by QCK^Q02 and DSR^Q03, as Mindray's BS and BC series) or `law` (IHE LAW:
+ * QBP^Q11 answered by RSP^K11 and OML^O33; downloads as OML^O33). A query of the other dialect is journaled and
+ * rejected with that reason.
+ */
+export const hl7OrdersSchema = z
+  .strictObject({
+    ...ordersOptionsShape,
+    dialect: z.enum(['display-query', 'law']).default('display-query'),
+    /** How long the analyzer has to accept a DSR^Q03 or OML^O33 (its ACK^Q03 or ORL^O34); unanswered, it is not recorded as sent. */
+    ackTimeoutMs: z.number().int().min(1_000).max(300_000).default(10_000),
+    /** The specimen type the analyzer is told (DSP-26; SPM-4), e.g. `serum`; empty by default. */
+    specimenType: z.string().max(64).default(''),
+    /** The coding system of the analyzer's codes in OBR-4 of an OML^O33 (e.g. `99ROC`); empty by default. */
+    codingSystem: z.string().max(32).default(''),
+  })
+  .refine((o) => !o.download || o.dialect === 'law', {
+    message: 'download mode sends OML^O33, an IHE LAW message: it needs dialect: law (the display-query dialect has no unsolicited download)',
+    path: ['download'],
+  });
 
 /** Options of one HL7 instrument; every default is the standard's reading. */
 export const hl7OptionsSchema = z.strictObject({
@@ -59,6 +82,7 @@ export const hl7OptionsSchema = z.strictObject({
   partialRejectionAck: z.enum(['AE', 'AA']).default('AE'),
   /** MSH-3 of our acknowledgments. */
   sendingApplication: z.string().default('LABGATE'),
+  orders: hl7OrdersSchema.prefault({}),
 });
 export type Hl7Options = z.output<typeof hl7OptionsSchema>;
 export type Hl7OptionsInput = z.input<typeof hl7OptionsSchema>;

@@ -1,5 +1,7 @@
 // The thin HL7 runner: framed bytes in (MLLP, or bare segments ended by silence), commit through the commit path,
-// acknowledgments out. It knows no protocol rule; framing.ts, message.ts and ack.ts do. Never logs PID fields: only control ids and counts.
+// acknowledgments out; for a two-way instrument a committed host query goes to two-way.ts (whose answer is its
+// acknowledgment) and the analyzer's acceptances of what labgate sent come back to it. It knows no protocol rule;
+// framing.ts, message.ts, ack.ts and two-way.ts do. Never logs PID fields: only control ids and counts.
 import { CommitPath } from '../../src/commit-path.js';
 import type { DriverContext, DriverRunner } from '../../src/runner-contract.js';
 import type { AckOutcome } from './ack.js';
@@ -8,6 +10,8 @@ import { startsLikeMessage } from './message-start.js';
 import { awaitsSilence, framingFlush, framingStep, initialFramingState, type FramingEffect, type FramingState } from './framing.js';
 import { hl7Options, type Hl7Options, type Hl7OptionsInput } from './options.js';
 import { refusalFor, repliesFor, type Replies } from './reply.js';
+import { Hl7TwoWay } from './two-way.js';
+import { orderDeskOf } from '../../src/orders/desk-of.js';
 
 /** Decodes one message's payload; injected so a test can hand the runner a decoder that fails. */
 export type Hl7MessageDecoder = typeof decodeHl7Message;
@@ -26,9 +30,10 @@ class Hl7Runner implements DriverRunner {
   private running = false;
   private readonly path: CommitPath;
   /** Messages waiting for the outcome of the one before: each is answered in the order it arrived. */
-  private readonly queue: Buffer[] = [];
+  private readonly queue: { raw: Buffer; receivedAt: number }[] = [];
   private busy = false;
   private writes: Promise<void> = Promise.resolve();
+  private readonly twoWay: Hl7TwoWay | null;
 
   constructor(
     private readonly ctx: DriverContext,
@@ -37,15 +42,19 @@ class Hl7Runner implements DriverRunner {
   ) {
     this.path = new CommitPath(ctx, 'hl7');
     this.state = initialFramingState(options.framing);
+    this.twoWay = twoWayOf(ctx, options, (replies) => this.send(replies));
   }
 
   start(): void {
     this.running = true;
     this.ctx.transport.onData((data) => this.onData(data));
+    this.ctx.transport.onClose(() => this.twoWay?.stop());
+    this.twoWay?.start();
   }
 
   async stop(): Promise<void> {
     this.running = false;
+    this.twoWay?.stop();
     if (this.silence !== undefined) this.ctx.clock.clearTimeout(this.silence);
     await this.path.settled();
     await this.writes;
@@ -73,7 +82,8 @@ class Hl7Runner implements DriverRunner {
 
   private onEffect(e: FramingEffect): void {
     if (e.kind === 'message') {
-      this.queue.push(e.raw);
+      // A query's deadline runs from the moment its bytes were complete, not from when its turn came.
+      this.queue.push({ raw: e.raw, receivedAt: this.ctx.clock.monotonic() });
       this.next();
     } else if (e.kind === 'oversize') {
       this.ctx.onEvent({ kind: 'nak', reason: 'message too large' });
@@ -87,10 +97,10 @@ class Hl7Runner implements DriverRunner {
   // the next message in the same loop, so a chunk of thousands of messages keeps the stack flat.
   private next(): void {
     while (!this.busy && this.queue.length > 0) {
-      const raw = this.queue.shift()!;
+      const { raw, receivedAt } = this.queue.shift()!;
       this.busy = true;
       let inLoop = true;
-      this.onMessage(raw, () => {
+      this.onMessage(raw, receivedAt, () => {
         this.busy = false;
         if (!inLoop) this.next();
       });
@@ -100,8 +110,10 @@ class Hl7Runner implements DriverRunner {
 
   // A block that is not a message at all is refused, counted and sampled; a message is committed, then answered
   // from the commit's outcome alone (invariant 1). A decoder that fails leaves the answer to what the header says.
-  private onMessage(raw: Buffer, done: () => void): void {
+  private onMessage(raw: Buffer, receivedAt: number, done: () => void): void {
     const now = (): number => this.ctx.clock.now();
+    // The analyzer accepting (or not) a message labgate sent: two-way's, never journaled nor answered.
+    if (this.twoWay?.acknowledged(raw)) return done();
     if (!startsLikeMessage(raw)) {
       const decoding = undecodedMessage(raw, this.options);
       const reason = decoding.decoded.rejections[0]?.reason ?? 'not an HL7 message';
@@ -113,6 +125,11 @@ class Hl7Runner implements DriverRunner {
       raw,
       () => decode().decoded,
       (outcome) => {
+        // A query this instrument answers is acknowledged by its answer (QCK^Q02, RSP^K11), decided in time by two-way.
+        if (outcome.kind === 'committed' && this.twoWay && decoding?.kind === 'query' && outcome.decoded.rejections.length === 0) {
+          this.twoWay.answer(decoding, receivedAt);
+          return done();
+        }
         const ack: AckOutcome =
           outcome.kind === 'committed' ? { kind: 'committed', results: outcome.decoded.results.length, rejections: outcome.decoded.rejections } : outcome;
         this.send(repliesFor(decoding ?? undecodedMessage(raw, this.options), ack, now(), this.options));
@@ -139,4 +156,10 @@ class Hl7Runner implements DriverRunner {
         .catch((error: unknown) => this.ctx.log.warn({ err: error }, 'hl7 ack write failed'));
     }
   }
+}
+
+/** Two-way for an instrument whose options ask for it and whose gateway has a LIMS to ask. */
+function twoWayOf(ctx: DriverContext, options: Hl7Options, send: (replies: Replies) => void): Hl7TwoWay | null {
+  if (!ctx.orders || (!options.orders.query && !options.orders.download)) return null;
+  return new Hl7TwoWay({ desk: orderDeskOf(ctx, options.orders), options, clock: ctx.clock, log: ctx.log, onEvent: (e) => ctx.onEvent(e), send });
 }

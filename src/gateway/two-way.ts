@@ -1,5 +1,5 @@
 // Two-way wiring: the LIMS orders client every two-way instrument asks through, the store's ledger of what analyzers
-// hold, and the drain that tells the LIMS each dispatch. Built only when an ASTM instrument asks for query or download
+// hold, and the drain that tells the LIMS each dispatch. Built only when an ASTM or HL7 instrument asks for query or download
 // mode and the LIMS is configured; one bearer token serves results, orders and dispatches alike.
 import type { Clock } from '../clock.js';
 import { steadyClock } from '../store/steady-time.js';
@@ -21,7 +21,7 @@ import { recordDeliveryMetrics } from './delivery-metrics.js';
 /** Connections of the orders client: lookups an analyzer waits for never queue behind each other for long. */
 const LOOKUP_CONNECTIONS = 4;
 
-/** True when an enabled ASTM instrument answers queries or downloads orders. */
+/** True when an enabled ASTM or HL7 instrument answers queries or downloads orders. */
 export function wantsTwoWay(config: Config): boolean {
   return twoWayInstruments(config).size > 0;
 }

@@ -144,3 +144,22 @@ export function decideAnswer(query: OrderQuery, lookups: readonly Lookup[], mapp
   const failure = lookups.find((l): l is Extract<Lookup, { kind: 'failed' }> => l.kind === 'failed');
   return { kind: 'no-information', reason: failure?.reason ?? (unexpressible ? 'not-expressible' : 'no-orders'), without };
 }
+
+/**
+ * The answer without the specimens any of whose identifiers (`idsOf`: accession, test codes, patient id when sent) the
+ * instrument cannot be sent exactly (`exact`): a replaced character would name another specimen or test. An answer
+ * left with no specimen is "no information" (`not-expressible`). `leftOut` counts the specimens left out.
+ */
+export function keepWritable(
+  answer: OrderAnswer,
+  idsOf: (s: InstrumentSpecimen) => string[],
+  exact: (value: string) => boolean,
+): { answer: OrderAnswer; leftOut: number } {
+  const without = answer.without.filter(exact);
+  let leftOut = answer.without.length - without.length;
+  if (answer.kind !== 'orders') return { answer: { ...answer, without }, leftOut };
+  const specimens = answer.specimens.filter((s) => idsOf(s).every(exact));
+  leftOut += answer.specimens.length - specimens.length;
+  if (specimens.length > 0) return { answer: { kind: 'orders', specimens, without }, leftOut };
+  return { answer: { kind: 'no-information', reason: 'not-expressible', without }, leftOut };
+}

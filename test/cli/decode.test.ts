@@ -159,7 +159,7 @@ instruments:
     const asked = decode(['--config', join(dir, 'hl7.yaml'), '--instrument', 'chem-1'], Buffer.from(`\x0b${query}\r\x1c\r`, 'latin1'));
     expect(asked.lines).toEqual([
       { kind: 'query', specimens: [{ kind: 'id', accession: '2411050031' }], tests: 'all', request: 'orders', requestCode: 'OTH' },
-      { kind: 'rejected', reason: 'host query QRY^Q02 not answered: labgate does not answer HL7 host queries yet' },
+      { kind: 'rejected', reason: "host query QRY^Q02 not answered: this instrument's options.orders.query is off" },
     ]);
     // A100, 2823-3, chem-1 at 15:30 +01:00: the reference vector of the central system's key.
     expect(bare.lines[0]?.dedupKey).toBe('f737981efdd975cec05399faf6459a46f7763c508ac27bf6735dbdc1cb9c978f');

@@ -48,6 +48,6 @@ describe('HL7 host queries', () => {
   });
 
   test('until HL7 two-way answers them, a query is journaled with the reason it was not answered', () => {
-    expect(decode(qry).decoded.rejections).toEqual([{ reason: 'host query QRY^Q02 not answered: labgate does not answer HL7 host queries yet' }]);
+    expect(decode(qry).decoded.rejections).toEqual([{ reason: "host query QRY^Q02 not answered: this instrument's options.orders.query is off" }]);
   });
 });
