@@ -5,6 +5,7 @@
 import { CommitPath } from '../../src/commit-path.js';
 import type { DriverContext, DriverRunner } from '../../src/runner-contract.js';
 import type { AckOutcome } from './ack.js';
+import { Backlog } from './backlog.js';
 import { decodeHl7Message, undecodedMessage, type Hl7Decoding } from './message.js';
 import { startsLikeMessage } from './message-start.js';
 import { awaitsSilence, framingFlush, framingStep, initialFramingState, type FramingEffect, type FramingState } from './framing.js';
@@ -29,8 +30,8 @@ class Hl7Runner implements DriverRunner {
   private silence: unknown;
   private running = false;
   private readonly path: CommitPath;
-  /** Messages waiting for the outcome of the one before: each is answered in the order it arrived. */
-  private readonly queue: { raw: Buffer; receivedAt: number }[] = [];
+  /** Messages waiting for the outcome of the one before: each is answered in the order it arrived (bounded: backlog.ts). */
+  private readonly queue: Backlog<{ raw: Buffer; receivedAt: number }>;
   private busy = false;
   private writes: Promise<void> = Promise.resolve();
   private readonly twoWay: Hl7TwoWay | null;
@@ -41,6 +42,7 @@ class Hl7Runner implements DriverRunner {
     private readonly decode: Hl7MessageDecoder,
   ) {
     this.path = new CommitPath(ctx, 'hl7');
+    this.queue = new Backlog(ctx, (m) => m.raw.length);
     this.state = initialFramingState(options.framing);
     this.twoWay = twoWayOf(ctx, options, (replies) => this.send(replies));
   }
@@ -83,7 +85,7 @@ class Hl7Runner implements DriverRunner {
   private onEffect(e: FramingEffect): void {
     if (e.kind === 'message') {
       // A query's deadline runs from the moment its bytes were complete, not from when its turn came.
-      this.queue.push({ raw: e.raw, receivedAt: this.ctx.clock.monotonic() });
+      this.queue.hold({ raw: e.raw, receivedAt: this.ctx.clock.monotonic() });
       this.next();
     } else if (e.kind === 'oversize') {
       this.ctx.onEvent({ kind: 'nak', reason: 'message too large' });
@@ -97,8 +99,9 @@ class Hl7Runner implements DriverRunner {
   // the next message in the same loop, so a chunk of thousands of messages keeps the stack flat.
   private next(): void {
     while (!this.busy && this.queue.length > 0) {
-      const { raw, receivedAt } = this.queue.shift()!;
+      // Busy before taking: taking may resume reading, and what that reads at once must wait its turn.
       this.busy = true;
+      const { raw, receivedAt } = this.queue.take()!;
       let inLoop = true;
       this.onMessage(raw, receivedAt, () => {
         this.busy = false;

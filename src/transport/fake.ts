@@ -11,9 +11,21 @@ export class FakeTransport implements Transport {
   private writeListeners: ((data: Buffer) => void)[] = [];
   /** How often the driver said the session was talking (protocol traffic read). */
   talks = 0;
+  /** Reading stopped by the driver: emitted data waits here, as a TCP peer's would in the network, until resumed. */
+  paused = false;
+  readonly waiting: Buffer[] = [];
 
   talking(): void {
     this.talks++;
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    while (!this.paused && !this.closed && this.waiting.length > 0) this.deliver(this.waiting.shift()!);
   }
 
   async write(data: Buffer): Promise<void> {
@@ -43,6 +55,11 @@ export class FakeTransport implements Transport {
   emitData(data: Buffer | string): void {
     if (this.closed) return;
     const chunk = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
+    if (this.paused) this.waiting.push(chunk);
+    else this.deliver(chunk);
+  }
+
+  private deliver(chunk: Buffer): void {
     for (const l of this.dataListeners) l(chunk);
   }
 

@@ -260,6 +260,7 @@ function tap(inner: Transport, onBytes: () => void): Transport {
     write: (data) => inner.write(data),
     close: () => inner.close(),
     talking: () => inner.talking?.(),
+    ...(inner.pause && inner.resume ? { pause: () => inner.pause?.(), resume: () => inner.resume?.() } : {}),
     onData: (l) => void dataListeners.push(l),
     onClose: (l) => (closed ? queueMicrotask(() => l(closed as CloseInfo)) : void closeListeners.push(l)),
   };

@@ -20,6 +20,8 @@ export class SocketTransport implements Transport {
   private lastError: Error | undefined;
   /** Epoch ms of the session's start or of the last protocol traffic its driver read (talking()), whichever is later. */
   lastTalkAt: number;
+  /** Reading stopped by the driver (pause()) until it resumes it. */
+  private paused = false;
 
   constructor(
     private readonly socket: Socket,
@@ -34,7 +36,7 @@ export class SocketTransport implements Transport {
       // instrument babbling over the network would delay the other instruments' commits and ACKs behind its bytes.
       socket.pause();
       setImmediate(() => {
-        if (!socket.destroyed) socket.resume();
+        if (!socket.destroyed && !this.paused) socket.resume();
       });
     });
     socket.on('error', (err) => (this.lastError = err));
@@ -50,6 +52,16 @@ export class SocketTransport implements Transport {
 
   talking(): void {
     this.lastTalkAt = this.now();
+  }
+
+  pause(): void {
+    this.paused = true;
+    this.socket.pause();
+  }
+
+  resume(): void {
+    this.paused = false;
+    if (!this.socket.destroyed) this.socket.resume();
   }
 
   write(data: Buffer): Promise<void> {

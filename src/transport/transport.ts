@@ -19,4 +19,11 @@ export interface Transport {
    * alone are not (a NUL every few seconds would hold a listening port for ever); only a listening endpoint weighs it.
    */
   talking?(): void;
+  /**
+   * Stops reading until `resume()`: what the peer sends waits in the network (TCP's window fills and the peer waits), so
+   * a peer faster than the commits is slowed, and nothing is dropped. Absent where reading cannot be held back: a serial
+   * line has no flow control labgate can count on.
+   */
+  pause?(): void;
+  resume?(): void;
 }
