@@ -10,7 +10,7 @@ import { QueryingAnalyzer, readAnswer, resultsMessage } from '../../drivers/astm
 import { AnalyzerReceiver } from '../../drivers/astm/emulator-receiver.js';
 import { systemClock } from '../../src/clock.js';
 import type { TestSpecimen } from '../../src/lims-server/server.js';
-import { astmCodes, astmInstrument } from './analyzers.js';
+import { astmCodes, astmInstrument, ordersOf, OTHER_LOINC } from './analyzers.js';
 import { cabledScratch, freePort, GatewayChild, startLims, until, type LimsChild } from './harness.js';
 import { writeConfig } from './harness.js';
 import { readStore } from './store-view.js';
@@ -21,23 +21,8 @@ afterEach(async () => {
 });
 
 const DEADLINE = 3_000;
-/** The LOINC astmInstrument maps each code to, and one no code of this instrument has (another instrument's test). */
-const loinc = (code: string): string => `3000${astmCodes.indexOf(code as (typeof astmCodes)[number])}-${astmCodes.indexOf(code as (typeof astmCodes)[number])}`;
-const OTHER = '718-7';
+const OTHER = OTHER_LOINC;
 const value = (accession: string, code: string): string => `${accession.length}.${astmCodes.indexOf(code as (typeof astmCodes)[number])}`;
-
-/** Two or three of the instrument's tests for specimen i, and now and then one it cannot run. */
-function ordersOf(accession: string, i: number): TestSpecimen {
-  const codes = [...new Set([astmCodes[i % 5]!, astmCodes[(i + 2) % 5]!, ...(i % 3 === 0 ? [astmCodes[(i + 4) % 5]!] : [])])];
-  const orders = codes.map((code, j) => ({
-    orderId: `${accession}-o${j}`,
-    loinc: loinc(code),
-    orderedAt: '2026-07-01T08:00:00Z',
-    ...(j === 0 && i % 2 === 0 ? { priority: 'stat' as const } : {}),
-  }));
-  if (i % 4 === 0) orders.push({ orderId: `${accession}-other`, loinc: OTHER, orderedAt: '2026-07-01T08:00:00Z' });
-  return { accession, orders, patient: { id: `P-${i}`, name: 'Doe^Jane', birthDate: '1970-01-02', sex: 'F' } };
-}
 
 /** A LIMS, a cable, a two-way gateway on it, and the analyzer in query mode on the far end. */
 async function rig(name: string, lims: LimsChild, orders: object) {

@@ -1,0 +1,140 @@
+// Two-way HL7 end to end: `labgate run` as a child with two HL7 instruments, one listening on TCP and one on a socat
+// pseudo-terminal with the native serial binding, one in each dialect (and then the other way round); the LIMS test
+// server as its own process, PostgreSQL as the second sink. Each emulated analyzer queries 50 specimens (orders for 40,
+// none for 10, 5 slowed beyond the deadline, 5 answering 503): every query is answered before the analyzer's deadline,
+// the analyzers send results for exactly the ordered tests, which reach both sinks once, and each order's dispatch
+// reaches the LIMS once.
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Hl7QueryingAnalyzer, type AnalyzerLink, type EmulatedDialect } from '../../drivers/hl7/emulator-query.js';
+import type { TestSpecimen } from '../../src/lims-server/server.js';
+import type { TestDatabase } from '../postgres/pg.js';
+import { expressibleCodes, hl7Instrument, ordersOf, tcpLink } from './analyzers.js';
+import { centralDatabase, expectDeliveredOnce } from './central.js';
+import { cabledScratch, freePort, GatewayChild, startLims, until, writeConfig, type LimsChild } from './harness.js';
+import { readStore } from './store-view.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const DEADLINE = 2_000;
+const value = (code: string): string => `${code.length}.5`;
+
+/** 50 specimens for one instrument: orders for the first 40 (30-34 slowed, 35-39 answering 503), none for the last 10. */
+function fifty(prefix: string): { accessions: string[]; withOrders: TestSpecimen[]; empty: TestSpecimen[]; faults: [string, string][] } {
+  const accessions = Array.from({ length: 50 }, (_, i) => `${prefix}${String(i).padStart(3, '0')}`);
+  const faults = [...accessions.slice(30, 35).map((a) => [a, 'slow']), ...accessions.slice(35, 40).map((a) => [a, '503'])] as [string, string][];
+  // Ten without orders: five the LIMS knows with an empty list, five it does not know (404).
+  return {
+    accessions,
+    withOrders: accessions.slice(0, 40).map(ordersOf),
+    empty: accessions.slice(40, 45).map((accession) => ({ accession, orders: [] })),
+    faults,
+  };
+}
+
+interface Lane {
+  id: string;
+  dialect: EmulatedDialect;
+  prefix: string;
+  analyzer?: Hl7QueryingAnalyzer;
+}
+
+/** Queries all 50 in turn, runs what each answer orders; returns the codes run per accession. */
+async function queryAll(analyzer: Hl7QueryingAnalyzer, accessions: readonly string[]): Promise<Map<string, string[]>> {
+  const ran = new Map<string, string[]>();
+  for (const accession of accessions) {
+    const outcome = await analyzer.query(accession, DEADLINE);
+    expect(outcome.kind, `${accession} answered before the analyzer's deadline`).toBe('answered');
+    if (outcome.kind !== 'answered' || outcome.codes.length === 0) continue;
+    ran.set(accession, outcome.codes);
+    expect(await analyzer.sendResults(accession, outcome.codes, value), `${accession}'s results acknowledged`).toBe('AA');
+  }
+  return ran;
+}
+
+describe('two-way HL7 over TCP and over a socat pseudo-terminal', () => {
+  it.each([
+    ['display-query', 'law'],
+    ['law', 'display-query'],
+  ] as const)(
+    'TCP %s, serial %s: 50 queries each, every one answered in time, exactly the ordered tests in both sinks, each dispatch once',
+    { timeout: 120_000 },
+    async (tcpDialect, serialDialect) => {
+      const lanes: Lane[] = [
+        { id: 'tcp1', dialect: tcpDialect, prefix: 'T' },
+        { id: 'pty1', dialect: serialDialect, prefix: 'S' },
+      ];
+      const sets = lanes.map((l) => fifty(l.prefix));
+      const lims: LimsChild = await startLims({
+        orders: sets.flatMap((s) => [...s.withOrders, ...s.empty]),
+        faults: { slowMs: 3 * DEADLINE, orderFaults: Object.fromEntries(sets.flatMap((s) => s.faults)) },
+      });
+      cleanups.push(() => lims.stop());
+      const pg: TestDatabase = await centralDatabase();
+      cleanups.push(() => pg.close());
+      const s = await cabledScratch(`hl7-two-way-${tcpDialect}`, cleanups);
+      const [httpPort, hl7Port] = [await freePort(), await freePort()];
+      const orders = (dialect: EmulatedDialect) => ({ orders: { query: true, dialect, queryTimeoutMs: DEADLINE } });
+      const instruments = [
+        hl7Instrument('tcp1', { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port }, orders(tcpDialect)),
+        hl7Instrument('pty1', { kind: 'serial', path: s.cable.device, baudRate: 115_200 }, { ...orders(serialDialect), framing: 'mllp' }),
+      ];
+      const gateway = new GatewayChild(writeConfig({ dir: s.dir, httpPort, instruments, lims, pg }), httpPort, s.dir);
+      cleanups.push(() => gateway.stopIfRunning());
+      await gateway.start();
+      const tcp = await tcpLink(hl7Port);
+      cleanups.push(() => tcp.close());
+      const port = await s.cable.openAnalyzer();
+      cleanups.push(() => port.close());
+      const links: AnalyzerLink[] = [tcp.link, port];
+      lanes.forEach((l, i) => (l.analyzer = new Hl7QueryingAnalyzer(links[i]!, l.dialect)));
+
+      // Both analyzers at once: one instrument's queries never wait for the other's.
+      const ran = await Promise.all(lanes.map((l, i) => queryAll(l.analyzer!, sets[i]!.accessions)));
+
+      for (const [i, set] of sets.entries()) {
+        // Answered with orders: the 30 the LIMS answered in time, each with exactly the tests this instrument can run.
+        const served = set.withOrders.slice(0, 30);
+        expect([...ran[i]!.keys()], lanes[i]!.id).toEqual(served.map((sp) => sp.accession));
+        for (const sp of served) expect(ran[i]!.get(sp.accession)!.slice().sort(), sp.accession).toEqual(expressibleCodes(sp).sort());
+      }
+      await gateway.drained();
+      // Each expressible order of the 30 reached the LIMS as one dispatch; none of another instrument's, none of the 20.
+      const expected = lanes.flatMap((l, i) =>
+        sets[i]!.withOrders.slice(0, 30).flatMap((sp) => expressibleCodes(sp).map((_, j) => `${sp.accession}-o${j}|${l.id}`)),
+      );
+      const dispatches = async () => (await fetch(`${lims.url}/_admin/dispatches`)).json() as Promise<Record<string, number>>;
+      await until(async () => Object.keys(await dispatches()).length >= expected.length, 15_000, 'every dispatch');
+      expect(await dispatches()).toEqual(Object.fromEntries(expected.sort().map((k) => [k, 1])));
+
+      const status = (await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).json()) as { instruments: { id: string; orders?: unknown }[] };
+      for (const l of lanes)
+        expect(status.instruments.find((i) => i.id === l.id)?.orders, l.id).toEqual({
+          queries: 50,
+          answeredWithOrders: 30,
+          answersFailed: 0,
+          downloads: 0,
+          noInformation: [
+            { reason: 'no-orders', count: 10 },
+            { reason: 'lims-timeout', count: 5 },
+            { reason: 'lims-unavailable', count: 5 },
+          ],
+        });
+      const page = await (await fetch(`http://127.0.0.1:${httpPort}/`)).text();
+      expect(page).not.toMatch(/Doe|Jane|P-\d/);
+      expect(await gateway.kill('SIGTERM')).toMatchObject({ code: 0 });
+      expect(readFileSync(gateway.log, 'utf8')).not.toMatch(/Doe|Jane|"P-\d/);
+
+      // Results for exactly the ordered tests, each in both sinks once.
+      const view = readStore(gateway.dataDir);
+      const stored = new Map<string, number>();
+      for (const r of view.results) stored.set(r.accession, (stored.get(r.accession) ?? 0) + 1);
+      const runs = new Map(ran.flatMap((m) => [...m].map(([a, codes]) => [a, codes.length] as const)));
+      expect(stored).toEqual(runs);
+      await expectDeliveredOnce(view, pg, lims);
+    },
+  );
+});
