@@ -6,15 +6,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { SerialPort } from 'serialport';
 import type { HealthReport } from '../../src/web/health.js';
 import { SerialTransport } from '../../src/transport/serial.js';
-import type { TestDatabase } from '../postgres/pg.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+// The repository, from the source (vitest) or from the compiled copy under dist/ (the soak, bench/soak).
+const above = fileURLToPath(new URL('../../', import.meta.url));
+const root = basename(above) === 'dist' ? dirname(above) : above;
 const bin = join(root, 'bin/labgate.js');
 const withFaults = join(root, 'dist/test/support/run-with-faults.js');
 const limsMain = join(root, 'dist/src/lims-server/main.js');
@@ -180,7 +181,8 @@ export interface GatewaySetup {
   httpPort: number;
   instruments: object[];
   lims?: LimsChild;
-  pg?: TestDatabase;
+  /** The central schema (test/postgres/pg.ts's TestDatabase, or the soak's own): only its URL and name are read. */
+  pg?: { url: string; schema: string };
   /** The FHIR test server (fhir-child.ts): its `sinkConfig` gives the `sinks.fhir` section. */
   fhir?: { sinkConfig(dir: string): object };
   diskFloorMb?: number;

@@ -1,0 +1,56 @@
+// The soak's figures as the bench's JSON lines, each beside its ceiling: slopes fitted after the warm-up.
+import { sig, type BenchLine } from '../line.js';
+import type { ExactlyOnce } from './exactly-once.js';
+import type { Sample } from './sampler.js';
+import { leastSquaresSlope, quantile } from './slope.js';
+
+/** The warm-up left out of the fits: a tenth of the run, and at least five minutes of a long run (a quarter of a short one). */
+export function warmupMinutes(minutes: number): number {
+  return Math.max(minutes / 10, Math.min(5, minutes / 4));
+}
+
+/** The lines; `pass: false` on a line whose ceiling is exceeded. */
+export function figures(samples: readonly Sample[], minutes: number, once: ExactlyOnce, context: object): BenchLine[] {
+  const warm = warmupMinutes(minutes) / 60;
+  const after = samples.filter((s) => s.hours >= warm);
+  const fit = (pick: (s: Sample) => number): number => sig(leastSquaresSlope(after.map((s) => ({ hours: s.hours, value: pick(s) }))));
+  const range = (pick: (s: Sample) => number) => ({ first: sig(pick(after[0]!)), last: sig(pick(after.at(-1)!)), max: sig(Math.max(...after.map(pick))) });
+  const common = { minutes, warmupMinutes: sig(warmupMinutes(minutes)), samples: after.length };
+  const rss = fit((s) => s.rssMb);
+  // A sink down or a cable out closes a descriptor for a while; those samples would tilt the fit by where they fall.
+  const steady = after.filter((s) => s.steady);
+  const fds = sig(leastSquaresSlope(steady.map((s) => ({ hours: s.hours, value: s.fds }))));
+  const loop = after.map((s) => s.loopP99Ms).filter(Number.isFinite);
+  return [
+    { bench: 'soak.rss.slope', value: rss, unit: 'MB/hour', ceiling: 1, pass: rss <= 1, mb: range((s) => s.rssMb), ...common },
+    { bench: 'soak.heap.slope', value: fit((s) => s.heapMb), unit: 'MB/hour', mb: range((s) => s.heapMb), ...common },
+    {
+      bench: 'soak.fds.slope',
+      value: fds,
+      unit: 'per hour',
+      ceiling: 0,
+      pass: fds <= 0,
+      fds: range((s) => s.fds),
+      min: Math.min(...after.map((s) => s.fds)),
+      ...common,
+      samples: steady.length,
+      allSamplesSlope: fit((s) => s.fds),
+    },
+    { bench: 'soak.wal.max', value: Math.max(...samples.map((s) => s.walBytes)), unit: 'bytes', ...common },
+    {
+      bench: 'soak.loop.p99',
+      value: sig(quantile(loop, 0.99)),
+      unit: 'ms',
+      median: sig(quantile(loop, 0.5)),
+      max: sig(Math.max(...loop)),
+      floorMs: sig(
+        quantile(
+          after.map((s) => s.loopMinMs),
+          0.5,
+        ),
+      ),
+      ...common,
+    },
+    { bench: 'soak.exactly-once', value: once.acked, unit: 'results ACKed', pass: once.ok, ...once, ...context },
+  ];
+}

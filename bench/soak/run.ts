@@ -1,0 +1,164 @@
+// `npm run soak [-- --minutes N]` (default 60; not part of `npm test`): a week of a laboratory's life pressed into
+// an hour. The real `labgate run` (dist/, started as the end-to-end tests start it) with 16 ASTM analyzers on socat
+// cables, each sending a message of five results every 4 s and waiting for its ACK; PostgreSQL (LABGATE_TEST_PG_URL)
+// and the LIMS test server, each behind a relay that drops it for 40 s every 4 minutes; a SIGHUP with a harmless
+// mapping change every 10 minutes; one cable pulled for 20 s every 5 minutes; the status page and /healthz polled.
+// The gateway is sampled every 10 s; after the warm-up the slopes are fitted and printed as the bench's JSON lines,
+// then every ACKed result is looked for in both sinks. Exits 1 when a ceiling or exactly-once fails. `--samples FILE`
+// appends every sample to FILE as a JSON line (to see what grew).
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { migrateCentral } from '../../src/sinks/postgres-schema.js';
+import { freePort, GatewayChild, requireBuild, requireSocat, scratch, startLims, until, writeConfig } from '../../test/e2e/harness.js';
+import { sig, type BenchLine } from '../line.js';
+import { checkExactlyOnce } from './exactly-once.js';
+import { Poller, sample, type Sample } from './sampler.js';
+import { reloadWithMapping, schedule, type Chore } from './schedule.js';
+import { SinkSwitch } from './sink-switch.js';
+import { SoakInstrument } from './soak-instrument.js';
+import { figures } from './figures.js';
+
+const INSTRUMENTS = 16;
+const SEND_EVERY_MS = 4_000;
+const SAMPLE_EVERY_MS = 10_000;
+const MINUTE = 60_000;
+
+const minutesArg = process.argv.indexOf('--minutes');
+const minutes = minutesArg > 0 ? Number(process.argv[minutesArg + 1]) : 60;
+if (!(minutes > 0)) throw new Error('--minutes wants a positive number');
+const pgUrl = process.env.LABGATE_TEST_PG_URL;
+if (!pgUrl) throw new Error('LABGATE_TEST_PG_URL is required: the soak runs against a real PostgreSQL');
+requireSocat();
+requireBuild();
+
+const emit = (line: BenchLine): void => void process.stdout.write(JSON.stringify(line) + '\n');
+const cleanups: (() => Promise<void> | void)[] = [];
+const loadBefore = loadavg().map((l) => sig(l, 2));
+let failed = false;
+try {
+  failed = !(await soak());
+} finally {
+  for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => {});
+}
+process.exitCode = failed ? 1 : 0;
+
+async function soak(): Promise<boolean> {
+  const s = scratch('soak');
+  cleanups.push(s.cleanup);
+  const schema = `soak_${randomBytes(3).toString('hex')}`;
+  const pool = new pg.Pool({ connectionString: pgUrl, max: 2 });
+  pool.on('error', () => {});
+  const client = await pool.connect();
+  await migrateCentral(client, schema).finally(() => client.release());
+  cleanups.push(async () => {
+    await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await pool.end();
+  });
+  const lims = await startLims();
+  cleanups.push(() => lims.stop());
+  const central = new URL(pgUrl!);
+  const pgSwitch = new SinkSwitch('postgres', { host: central.hostname, port: Number(central.port || 5432) });
+  const limsSwitch = new SinkSwitch('lims', { host: '127.0.0.1', port: Number(new URL(lims.url).port) });
+  await pgSwitch.up();
+  await limsSwitch.up();
+  cleanups.push(
+    () => pgSwitch.down(),
+    () => limsSwitch.down(),
+  );
+  const viaSwitch = new URL(pgUrl!);
+  viaSwitch.hostname = '127.0.0.1';
+  viaSwitch.port = String(pgSwitch.port);
+
+  const instruments = Array.from({ length: INSTRUMENTS }, (_, i) => {
+    const dir = join(s.dir, `chem${i + 1}`);
+    mkdirSync(dir);
+    return new SoakInstrument(`chem${i + 1}`, dir);
+  });
+  for (const inst of instruments) {
+    await inst.plug();
+    cleanups.push(() => inst.cable.unplug());
+  }
+  const httpPort = await freePort();
+  const setup = {
+    dir: s.dir,
+    httpPort,
+    instruments: instruments.map((i) => i.config()),
+    lims: { ...lims, url: `http://127.0.0.1:${limsSwitch.port}` },
+    pg: { url: viaSwitch.toString(), schema },
+  };
+  const configFile = writeConfig(setup);
+  const gateway = new GatewayChild(configFile, httpPort, s.dir);
+  cleanups.push(() => gateway.stopIfRunning());
+  await gateway.start();
+  await until(async () => (await gateway.health()).body.instruments.every((i) => i.state === 'connected'), 30_000, 'all instruments connected');
+  const pid = gateway.pid!;
+
+  const began = Date.now();
+  const hours = (): number => (Date.now() - began) / 3_600_000;
+  const samples: Sample[] = [];
+  const samplesFile = process.argv.indexOf('--samples') > 0 ? process.argv[process.argv.indexOf('--samples') + 1] : undefined;
+  let changedAt = Date.now();
+  const steady = (): boolean => pgSwitch.isUp && limsSwitch.isUp && instruments.every((i) => i.isPlugged) && Date.now() - changedAt > 15_000;
+  const change = (work: () => Promise<unknown>) => async () => {
+    changedAt = Date.now();
+    await work();
+    changedAt = Date.now();
+  };
+  const takeSample = async (): Promise<void> => {
+    const was = steady();
+    const taken = { ...(await sample(pid, httpPort, gateway.dataDir, hours())), steady: was && steady() };
+    samples.push(taken);
+    if (samplesFile) appendFileSync(samplesFile, JSON.stringify(taken) + '\n');
+  };
+  const poller = new Poller(httpPort);
+  poller.start(2_000);
+  let sending = true;
+  const senders = instruments.map((inst, i) => inst.sendLoop(SEND_EVERY_MS, (i * SEND_EVERY_MS) / INSTRUMENTS, () => sending));
+  const reloads = { applied: 0, refused: 0 };
+  let unplugged = 0;
+  const chores: Chore[] = [
+    { everyMs: SAMPLE_EVERY_MS, atMs: 0, run: takeSample },
+    { everyMs: 4 * MINUTE, atMs: MINUTE, run: change(() => pgSwitch.down()) },
+    { everyMs: 4 * MINUTE, atMs: MINUTE + 40_000, run: change(() => pgSwitch.up()) },
+    { everyMs: 4 * MINUTE, atMs: 3 * MINUTE, run: change(() => limsSwitch.down()) },
+    { everyMs: 4 * MINUTE, atMs: 3 * MINUTE + 40_000, run: change(() => limsSwitch.up()) },
+    { everyMs: 5 * MINUTE, atMs: 2.5 * MINUTE, run: change(() => instruments[unplugged % INSTRUMENTS]!.unplug()) },
+    { everyMs: 5 * MINUTE, atMs: 2.5 * MINUTE + 20_000, run: change(() => instruments[unplugged++ % INSTRUMENTS]!.plug()) },
+    // A short run still reloads (at half time); an hour reloads every ten minutes.
+    {
+      everyMs: Math.min(10 * MINUTE, (minutes * MINUTE) / 2),
+      atMs: Math.min(10 * MINUTE, (minutes * MINUTE) / 2),
+      run: () => reloadWithMapping(gateway, setup, reloads),
+    },
+  ];
+  await schedule(chores, minutes * MINUTE);
+
+  sending = false;
+  await Promise.all(senders);
+  poller.stop();
+  await pgSwitch.up();
+  await limsSwitch.up();
+  for (const inst of instruments) if (!inst.isPlugged) await inst.plug();
+  await gateway.drained(10 * MINUTE);
+  await gateway.kill('SIGTERM');
+  const acked = instruments.flatMap((i) => i.ackedKeys());
+  const once = await checkExactlyOnce(acked, gateway.dataDir, pool, schema, lims);
+  const context = {
+    minutes,
+    instruments: INSTRUMENTS,
+    sessions: instruments.reduce((n, i) => n + i.sessions, 0),
+    unacked: instruments.reduce((n, i) => n + i.unacked, 0),
+    unplugs: instruments.reduce((n, i) => n + i.unplugs, 0),
+    outages: { postgres: pgSwitch.outages, lims: limsSwitch.outages },
+    reloads,
+    polls: poller.counts,
+    loadAverage: { before: loadBefore, after: loadavg().map((l) => sig(l, 2)) },
+    cpus: cpus().length,
+  };
+  const lines = figures(samples, minutes, once, context);
+  for (const line of lines) emit(line);
+  return lines.every((l) => l.pass !== false);
+}
