@@ -3,7 +3,7 @@
 // server as its own process, PostgreSQL as the second sink. Each emulated analyzer queries 50 specimens (orders for 40,
 // none for 10, 5 slowed beyond the deadline, 5 answering 503): every query is answered before the analyzer's deadline,
 // the analyzers send results for exactly the ordered tests, which reach both sinks once, and each order's dispatch
-// reaches the LIMS once.
+// reaches the LIMS once. A SIGKILL while an answer is on the wire, and LAW download mode across a restart.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Hl7QueryingAnalyzer, type AnalyzerLink, type EmulatedDialect } from '../../drivers/hl7/emulator-query.js';
@@ -135,6 +135,87 @@ describe('two-way HL7 over TCP and over a socat pseudo-terminal', () => {
       const runs = new Map(ran.flatMap((m) => [...m].map(([a, codes]) => [a, codes.length] as const)));
       expect(stored).toEqual(runs);
       await expectDeliveredOnce(view, pg, lims);
+    },
+  );
+
+  it(
+    'SIGKILL while an answer is on the wire (serial, law): the analyzer re-queries after the restart and gets it; its orders are dispatched once',
+    { timeout: 60_000 },
+    async () => {
+      const specimen = ordersOf('K1', 1);
+      const lims = await startLims({ orders: [specimen] });
+      cleanups.push(() => lims.stop());
+      const s = await cabledScratch('hl7-kill-answer', cleanups);
+      const httpPort = await freePort();
+      const instrument = hl7Instrument(
+        'pty1',
+        { kind: 'serial', path: s.cable.device, baudRate: 115_200 },
+        { orders: { query: true, dialect: 'law', queryTimeoutMs: DEADLINE } },
+      );
+      const gateway = new GatewayChild(writeConfig({ dir: s.dir, httpPort, instruments: [instrument], lims }), httpPort, s.dir);
+      cleanups.push(() => gateway.stopIfRunning());
+      await gateway.start();
+      const port = await s.cable.openAnalyzer();
+      cleanups.push(() => port.close());
+      const analyzer = new Hl7QueryingAnalyzer(port, 'law');
+      let killed: Promise<unknown> | undefined;
+      // The OML^O33 has arrived and is not accepted: the gateway dies before any ORL^O34 could reach it.
+      analyzer.stallNext = () => (killed = gateway.kill('SIGKILL'));
+      expect(await analyzer.query('K1', DEADLINE)).toMatchObject({ kind: 'answered', found: true, codes: [] });
+      await killed;
+      expect(readStore(gateway.dataDir).captures.filter((c) => c.status === 'accepted')).toHaveLength(1);
+      await gateway.start();
+      await until(async () => (await gateway.health()).body.instruments.find((i) => i.instrument === 'pty1')?.state === 'connected', 10_000, 'pty1 open again');
+      const again = await analyzer.query('K1', DEADLINE);
+      expect(again.kind === 'answered' && again.codes.slice().sort()).toEqual(expressibleCodes(specimen).sort());
+      const dispatches = async () => (await fetch(`${lims.url}/_admin/dispatches`)).json() as Promise<Record<string, number>>;
+      await until(async () => Object.keys(await dispatches()).length === 2, 10_000, 'the dispatches');
+      expect(await dispatches()).toEqual({ 'K1-o0|pty1': 1, 'K1-o1|pty1': 1 });
+    },
+  );
+
+  it(
+    'LAW download mode across a restart (TCP): each pending specimen reaches the analyzer as OML^O33, at most one of them twice; each dispatch once',
+    { timeout: 60_000 },
+    async () => {
+      const specimens = Array.from({ length: 20 }, (_, i) => ordersOf(`D${String(i).padStart(2, '0')}`, i));
+      const lims = await startLims({ orders: specimens });
+      cleanups.push(() => lims.stop());
+      const s = await cabledScratch('hl7-download', cleanups);
+      const [httpPort, hl7Port] = [await freePort(), await freePort()];
+      const instrument = hl7Instrument(
+        'tcp1',
+        { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port },
+        { orders: { download: true, dialect: 'law', pollIntervalMs: 1_000 } },
+      );
+      const gateway = new GatewayChild(writeConfig({ dir: s.dir, httpPort, instruments: [instrument], lims }), httpPort, s.dir);
+      cleanups.push(() => gateway.stopIfRunning());
+      await gateway.start();
+      const received: string[] = [];
+      const connect = async (): Promise<Hl7QueryingAnalyzer> => {
+        const tcp = await tcpLink(hl7Port);
+        cleanups.push(() => tcp.close());
+        return new Hl7QueryingAnalyzer(tcp.link, 'law');
+      };
+      const first = await connect();
+      await until(() => first.downloads.length >= 8, 20_000, 'eight downloads');
+      await gateway.kill('SIGKILL');
+      received.push(...first.downloads.map((d) => d.accession));
+      await gateway.start();
+      const second = await connect();
+      await until(() => new Set([...received, ...second.downloads.map((d) => d.accession)]).size === 20, 30_000, 'every specimen downloaded');
+      // One more poll finds nothing left to send.
+      await new Promise((r) => setTimeout(r, 2_500));
+      received.push(...second.downloads.map((d) => d.accession));
+      expect(received.length - new Set(received).size, 'resent work orders').toBeLessThanOrEqual(1);
+      for (const d of [...first.downloads, ...second.downloads])
+        expect(d.codes.slice().sort(), d.accession).toEqual(expressibleCodes(specimens.find((sp) => sp.accession === d.accession)!).sort());
+      const expected = specimens.flatMap((sp) => expressibleCodes(sp).map((_, j) => `${sp.accession}-o${j}|tcp1`)).sort();
+      const dispatches = async () => (await fetch(`${lims.url}/_admin/dispatches`)).json() as Promise<Record<string, number>>;
+      await until(async () => Object.keys(await dispatches()).length === expected.length, 15_000, 'every dispatch');
+      // Each order dispatched once: a PUT the drain made just before the kill, its outcome not yet marked, is made again
+      // after the restart and is the LIMS's replay of the same dispatch (idempotent by order and instrument), never another.
+      expect(Object.keys(await dispatches()).sort()).toEqual(expected);
     },
   );
 });
