@@ -1,25 +1,21 @@
 // The gateway: its long-lived parts as one ordered list (parts() below), started in that order and stopped in exactly
 // the reverse order (lifecycle.ts): the logs' summaries, the store, the clock watch, delivery (sinks and their drains),
 // retention, the disk guard, the HTTP listener, then the instruments. So instruments stop taking messages first and the store closes
-// after everything that writes to it. Recovery after a power cut needs no replay step: a capture and its results commit
-// in one transaction, so the store never holds a journaled-but-unprocessed message; only in-flight deliveries are
-// released.
+// after everything that writes to it.
 import type { ReloadPlan } from '../config/reload-plan.js';
 import type { Config, InstrumentConfig } from '../config/schema.js';
 import { twoWayInstruments } from '../config/two-way-checks.js';
 import { bindInstruments, type BoundInstrument } from '../driver-registry.js';
 import type { Drain } from '../delivery/drain.js';
 import { LabgateError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { LogSummary } from '../log-summary.js';
 import { Metrics } from '../metrics.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { GatewayDeps } from './gateway-deps.js';
-import { Retention } from '../store/retention.js';
-import { openStore, type Store } from '../store/store.js';
+import type { Retention } from '../store/retention.js';
+import type { BacklogSampler } from './backlog-sampler.js';
+import type { Store } from '../store/store.js';
 import { SinkHealthView, type SinkHealth } from '../delivery/sink-health.js';
 import type { WebServer } from '../web/server.js';
-import { BacklogSampler } from './backlog-sampler.js';
 import { ClockPart } from './clock-part.js';
 import { DeliveryPart } from './delivery-part.js';
 import { DiskPart } from './disk-part.js';
@@ -28,16 +24,17 @@ import type { IngestPort } from '../runner-contract.js';
 import { InstrumentSet } from './instrument-set.js';
 import { superviseInstrument, type InstrumentHandle } from './instruments.js';
 import { Lifecycle, type Part } from './lifecycle.js';
+import { LogsPart } from './logs-part.js';
 import { configurationPages, newPortView } from './config-source.js';
 import { NewPorts, serialPaths } from './new-ports.js';
 import { ConfigReloader, type ReloadStatus } from './reload.js';
-import { enabledSinkNames, qcSinkNames } from './sinks.js';
+import { RetentionPart } from './retention-part.js';
+import { StorePart } from './store-part.js';
 import { gatewayWeb } from './web.js';
 
 /** One running gateway. */
 export class Gateway {
   readonly metrics: Metrics;
-  store: Store | undefined;
   web: WebServer | undefined;
   /** The running instruments; a configuration reload adds, removes or restarts them one at a time. */
   readonly instrumentSet: InstrumentSet;
@@ -47,16 +44,15 @@ export class Gateway {
   private bound: ReadonlyMap<string, BoundInstrument> = new Map();
   private readonly disk: DiskPart;
   private readonly clockPart: ClockPart;
-  private retention: Retention | undefined;
+  private readonly storePart: StorePart;
+  private readonly retentionPart: RetentionPart;
   private stopping = false;
   private ready = false;
-  private sampler: BacklogSampler | undefined;
   private readonly lifecycle: Lifecycle;
   private readonly sinkHealthView: SinkHealthView;
   private readonly reloader: ConfigReloader | undefined;
   private running: Config;
-  /** Loggers that summarize repeated lines; flushed at stop so their timers do not outlive the gateway. */
-  private readonly summaries: LogSummary[] = [];
+  private readonly logs: LogsPart;
 
   constructor(
     config: Config,
@@ -70,6 +66,9 @@ export class Gateway {
     });
     deps.faults?.onRecord(() => this.metrics.unhandledError());
     this.lifecycle = new Lifecycle(deps.log);
+    this.logs = new LogsPart(deps.clock);
+    this.storePart = new StorePart({ config: () => this.config, pending: () => this.sinkHealth() }, deps);
+    this.retentionPart = new RetentionPart({ gateway: () => this.config.gateway, store: () => this.store! }, deps);
     this.disk = new DiskPart(() => this.config.gateway, deps);
     const probe = deps.clockSync ? { probe: deps.clockSync } : {};
     this.clockPart = new ClockPart({ steady: () => this.store!.steady, clock: deps.clock, log: deps.log.child({ part: 'clock' }), ...probe });
@@ -101,6 +100,19 @@ export class Gateway {
       const apply = (plan: ReloadPlan, next: Config): Promise<void> => this.applyReload(plan, next);
       this.reloader = new ConfigReloader({ file: deps.configFile, current: () => this.config, apply, now: deps.clock.now, log: deps.log });
     }
+  }
+
+  /** The store, once its part has started. */
+  get store(): Store | undefined {
+    return this.storePart.store;
+  }
+
+  private get sampler(): BacklogSampler | undefined {
+    return this.storePart.sampler;
+  }
+
+  private get retention(): Retention | undefined {
+    return this.retentionPart.retention;
   }
 
   /** The configuration running now: the one given at start, or the last reload's. */
@@ -139,7 +151,7 @@ export class Gateway {
     await this.lifecycle.start(this.parts((port) => (httpPort = port)));
     // Unless two-way needed them earlier, the sinks load now, once the ports are open: loading them holds the event loop
     // for a tenth of a second or more, which the analyzers' first messages after a power cut should not wait for.
-    await this.firstOpens();
+    await this.instrumentSet.firstOpens(deps.clock, 1_000);
     await this.delivery.running();
     this.ready = true;
     deps.log.info(
@@ -147,13 +159,6 @@ export class Gateway {
       'gateway ready',
     );
     return { httpPort };
-  }
-
-  // The instruments' first opens (each a few milliseconds on libuv's thread pool), for at most a second.
-  private async firstOpens(): Promise<void> {
-    const { clock } = this.deps;
-    const until = clock.now() + 1_000;
-    while (!this.instrumentSet.firstOpensDone() && clock.now() < until) await new Promise<void>((resolve) => clock.setTimeout(resolve, 5));
   }
 
   /** Refuses new messages, then stops every started part in reverse order. */
@@ -197,32 +202,9 @@ export class Gateway {
 
   // The parts in start order; each stop undoes its start.
   private parts(listening: (port: number) => void): Part[] {
-    const { config, deps } = this;
     return [
-      { name: 'logs', start: () => {}, stop: () => this.summaries.forEach((s) => s.flush()) },
-      {
-        name: 'store',
-        start: () => {
-          const sinks = deps.sinks ? deps.sinks.map((s) => s.name) : enabledSinkNames(config);
-          const { clock } = deps;
-          this.store = openStore({
-            dataDir: config.gateway.dataDir,
-            sinks,
-            qcSinks: qcSinkNames(config),
-            now: () => clock.now(),
-            monotonic: () => clock.monotonic(),
-          });
-          this.store.outbox.resetInFlight();
-          this.sampler = new BacklogSampler({
-            store: this.store,
-            pending: () => this.sinkHealth(),
-            now: () => clock.now(),
-            monotonic: () => clock.monotonic(),
-            log: deps.log.child({ part: 'backlog' }),
-          });
-        },
-        stop: () => this.store?.close(),
-      },
+      this.logs,
+      this.storePart,
       this.clockPart,
       {
         name: 'delivery',
@@ -234,21 +216,7 @@ export class Gateway {
         },
         stop: () => this.delivery.stop(),
       },
-      {
-        name: 'retention',
-        start: () => {
-          this.retention = new Retention({
-            db: this.store!.db,
-            clock: deps.clock,
-            steady: this.store!.steady,
-            ...config.gateway.retention,
-            ...(deps.retentionFirstRunMs ? { firstRunDelayMs: deps.retentionFirstRunMs } : {}),
-            log: deps.log.child({ part: 'retention' }),
-          });
-          this.retention.start();
-        },
-        stop: () => this.retention?.stop(),
-      },
+      this.retentionPart,
       this.disk,
       { name: 'http', start: async () => listening((await this.startWeb(this.store!)).port), stop: () => this.web?.stop() },
       this.instrumentSet,
@@ -288,7 +256,7 @@ export class Gateway {
         this.sampler?.note();
       },
       // A full disk fails every message an analyzer resends: one line per interval, not one per attempt.
-      log: this.summarized(this.deps.log),
+      log: this.logs.summarized(this.deps.log),
       clockUnsynchronised: () => this.clockPart.unsynchronised(),
       ...(this.deps.beforeCommit ? { beforeCommit: this.deps.beforeCommit } : {}),
     });
@@ -302,7 +270,7 @@ export class Gateway {
       clock: deps.clock,
       clockStatus: () => this.clockPart.status(),
       log: deps.log,
-      summarized: (log) => this.summarized(log),
+      summarized: (log) => this.logs.summarized(log),
       store,
       metrics: this.metrics,
       ...(deps.faults ? { faults: deps.faults } : {}),
@@ -318,11 +286,5 @@ export class Gateway {
       ...configurationPages(deps, { running: () => this.config, reload: () => this.reload(), newPorts: () => this.newPorts.snapshots().map(newPortView) }),
     });
     return this.web.start();
-  }
-
-  private summarized(log: Logger): LogSummary {
-    const summary = new LogSummary(log, this.deps.clock);
-    this.summaries.push(summary);
-    return summary;
   }
 }

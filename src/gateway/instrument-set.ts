@@ -2,6 +2,7 @@
 // can add, remove or restart one instrument without touching the others (ARCHITECTURE.md invariant 7).
 import type { ReloadPlan } from '../config/reload-plan.js';
 import type { InstrumentConfig } from '../config/schema.js';
+import type { Clock } from '../clock.js';
 import type { InstrumentHandle } from './instruments.js';
 import type { Part } from './lifecycle.js';
 
@@ -68,6 +69,12 @@ export class InstrumentSet implements Part {
       const { state, reason } = h.supervisor.snapshot();
       return state !== 'waiting-for-device' || reason !== 'opening';
     });
+  }
+
+  /** Waits for the instruments' first opens (each a few milliseconds on libuv's thread pool), for at most `ms`. */
+  async firstOpens(clock: Clock, ms: number): Promise<void> {
+    const until = clock.monotonic() + ms;
+    while (!this.firstOpensDone() && clock.monotonic() < until) await new Promise<void>((resolve) => clock.setTimeout(resolve, 5));
   }
 
   /** The running instruments, in the configuration's order (a restarted one keeps its place on the page). */
