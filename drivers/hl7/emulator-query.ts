@@ -15,7 +15,7 @@ export interface AnalyzerLink {
   onData(listener: (data: Buffer) => void): void;
 }
 
-/** What a query came to: `firstByteAfterMs` from the query's last byte to the answer's first. */
+/** What a query came to: `firstByteAfterMs` from the query's write to the answer's first byte. */
 export type Hl7QueryOutcome = { kind: 'answered'; found: boolean; codes: string[]; firstByteAfterMs: number; completeAfterMs: number } | { kind: 'missed' };
 
 /** One work order the analyzer received: its specimen and tests. */
@@ -70,8 +70,9 @@ export class Hl7QueryingAnalyzer {
             `QPD|WOS^Work Order Step^IHE_LABTF|T${this.sequence}|${accession}`,
             'RCP|I||R',
           ];
-    await this.link.write(wrap(text.join('\r') + '\r'));
+    // Timed from the write: over an in-memory link the host reads (and commits) the query within it.
     const sentAt = this.now();
+    await this.link.write(wrap(text.join('\r') + '\r'));
     const deadline = sentAt + deadlineMs;
     const answer = await this.next(deadline, this.dialect === 'display-query' ? 'QCK' : 'RSP');
     if (!answer) return { kind: 'missed' };
