@@ -10,8 +10,12 @@
 // (store/group-commit.ts): it gathers the messages of every instrument completing while one commit is made durable
 // and answers each after the commit that holds it; each runner takes its next message only after the outcome of
 // the one before, so answers keep the order of arrival.
+//
+// An instrument that sends only rejected messages journals so many a minute at most (rejected-limit.ts); the rest are
+// refused like a message the store cannot take, counted, and logged with their counts only.
 import type { DecodedMessage, IngestSummary, Protocol } from './message.js';
 import { JunkSampler } from './junk-sampler.js';
+import { verdictOf } from './rejected-limit.js';
 import type { DriverContext, IngestOutcome } from './runner-contract.js';
 
 /** What became of one message: the runner acknowledges `committed` and refuses `unavailable` (NAK, AR, retry). */
@@ -31,13 +35,16 @@ export type CommitDetail = Record<string, string | number | undefined>;
 
 const none = (): CommitDetail => ({});
 
+// Refused before the store: the instrument's rejected messages are over its limit for this minute.
+type OverLimit = { kind: 'over-limit'; reason: string };
+
 /** One instrument's commit path; each runner makes one from its context. */
 export class CommitPath {
   private readonly sampler: JunkSampler;
   private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(
-    private readonly ctx: Pick<DriverContext, 'profile' | 'ingest' | 'accepting' | 'clock' | 'log' | 'onEvent' | 'junk'>,
+    private readonly ctx: Pick<DriverContext, 'profile' | 'ingest' | 'accepting' | 'clock' | 'log' | 'onEvent' | 'junk' | 'rejectedLimit'>,
     private readonly protocol: Protocol,
   ) {
     this.sampler = ctx.junk ?? new JunkSampler();
@@ -78,11 +85,17 @@ export class CommitPath {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
-  private journal(raw: Buffer, decode: () => DecodedMessage, then: (outcome: IngestOutcome, decoded: DecodedMessage, receivedAt: number) => void): void {
+  private journal(
+    raw: Buffer,
+    decode: () => DecodedMessage,
+    then: (outcome: IngestOutcome | OverLimit, decoded: DecodedMessage, receivedAt: number) => void,
+  ): void {
     const { ctx } = this;
     const empty: DecodedMessage = { results: [], rejections: [] };
     if (!ctx.accepting()) return then({ kind: 'unavailable', reason: 'store not accepting' }, empty, ctx.clock.monotonic());
     const decoded = this.guarded(decode);
+    const overLimit = this.limited(raw, decoded);
+    if (overLimit) return then(overLimit, decoded, ctx.clock.monotonic());
     const capture = { instrumentId: ctx.profile.id, protocol: this.protocol, receivedAt: ctx.clock.now(), raw };
     const receivedMonotonic = ctx.clock.monotonic();
     let answer: IngestOutcome | Promise<IngestOutcome>;
@@ -98,7 +111,30 @@ export class CommitPath {
     later.then(done, (err: unknown) => (done(), ctx.log.error({ err }, `${this.protocol} commit outcome not handled`)));
   }
 
-  private reported(outcome: IngestOutcome, decoded: DecodedMessage, receivedAt: number, detail: () => CommitDetail): CommitOutcome {
+  // The limit's log lines carry counts only: the first refusal of a minute, and how many were refused once it is over.
+  private limited(raw: Buffer, decoded: DecodedMessage): OverLimit | undefined {
+    const { ctx } = this;
+    const decision = ctx.rejectedLimit?.limit.next(ctx.clock.monotonic(), verdictOf(decoded), raw.length);
+    if (decision === undefined) return undefined;
+    if (decision.kind === 'journal') {
+      if (decision.refusedBefore > 0) ctx.log.warn({ refused: decision.refusedBefore }, 'rejected messages over the limit were refused in the minute before');
+      return undefined;
+    }
+    const { messagesPerMinute, mbPerMinute } = ctx.rejectedLimit!;
+    if (decision.first) {
+      ctx.log.warn(
+        { journaled: decision.journaled, messagesPerMinute, mbPerMinute },
+        'only rejected messages, over the limit: refused for the rest of the minute',
+      );
+    }
+    return { kind: 'over-limit', reason: `only rejected messages lately, over ${messagesPerMinute} or ${mbPerMinute} MB a minute: refused` };
+  }
+
+  private reported(outcome: IngestOutcome | OverLimit, decoded: DecodedMessage, receivedAt: number, detail: () => CommitDetail): CommitOutcome {
+    if (outcome.kind === 'over-limit') {
+      this.ctx.onEvent({ kind: 'over-limit' });
+      return { kind: 'unavailable', reason: outcome.reason };
+    }
     if (outcome.kind === 'unavailable') {
       this.ctx.onEvent({ kind: 'commit-failed', reason: outcome.reason });
       this.ctx.log.warn({ ...detail(), reason: outcome.reason }, `${this.protocol} message not committed`);

@@ -39,6 +39,7 @@ export class Metrics {
   private readonly substituted: Counter<'instrument'>;
   private readonly unwritten: Counter<'instrument'>;
   private readonly commitFailures: Counter<'instrument'>;
+  private readonly overLimit: Counter<'instrument'>;
   private readonly bytes: Counter<'instrument'>;
   private readonly reconnects: Counter<'instrument'>;
   private readonly portState: Gauge<'instrument' | 'state'>;
@@ -66,53 +67,34 @@ export class Metrics {
 
   constructor(private readonly options: MetricsOptions) {
     const r = [this.registry];
+    const perInstrument = (name: string, help: string): Counter<'instrument'> => new Counter({ name, help, labelNames: ['instrument'], registers: r });
     this.windowMs = (options.drainWindowSeconds ?? 60) * 1000;
-    this.messages = new Counter({ name: 'labgate_messages_total', help: 'Analyzer messages committed', labelNames: ['instrument'], registers: r });
+    this.messages = perInstrument('labgate_messages_total', 'Analyzer messages committed');
     this.results = new Counter({
       name: 'labgate_results_total',
       help: 'Results by ingest outcome (inserted, absorbed replay, conflict, rejected)',
       labelNames: ['instrument', 'outcome'],
       registers: r,
     });
-    this.naks = new Counter({ name: 'labgate_naks_total', help: 'NAK (ASTM) or AR (HL7) sent to the analyzer', labelNames: ['instrument'], registers: r });
-    this.checksumErrors = new Counter({ name: 'labgate_checksum_errors_total', help: 'Frames with a bad checksum', labelNames: ['instrument'], registers: r });
-    this.discarded = new Counter({
-      name: 'labgate_discarded_messages_total',
-      help: 'Incomplete messages discarded (unplug, timeout)',
-      labelNames: ['instrument'],
-      registers: r,
-    });
-    this.lost = new Counter({
-      name: 'labgate_lost_messages_total',
-      help: 'Messages the analyzer will not resend that could not be kept (a printer report the store could not take in time)',
-      labelNames: ['instrument'],
-      registers: r,
-    });
-    this.substituted = new Counter({
-      name: 'labgate_substituted_characters_total',
-      help: "Characters written to an analyzer replaced because its charset cannot carry them (drivers' READMEs say by what)",
-      labelNames: ['instrument'],
-      registers: r,
-    });
-    this.unwritten = new Counter({
-      name: 'labgate_unwritten_messages_total',
-      help: 'Messages to an analyzer (answers, downloads, acknowledgments) not written: their bytes would not read back as meant',
-      labelNames: ['instrument'],
-      registers: r,
-    });
-    this.commitFailures = new Counter({
-      name: 'labgate_commit_failures_total',
-      help: 'Messages the store could not commit',
-      labelNames: ['instrument'],
-      registers: r,
-    });
-    this.bytes = new Counter({ name: 'labgate_received_bytes_total', help: 'Bytes received from the analyzer', labelNames: ['instrument'], registers: r });
-    this.reconnects = new Counter({
-      name: 'labgate_port_reconnects_total',
-      help: 'Times a port came back after being connected',
-      labelNames: ['instrument'],
-      registers: r,
-    });
+    this.naks = perInstrument('labgate_naks_total', 'NAK (ASTM) or AR (HL7) sent to the analyzer');
+    this.checksumErrors = perInstrument('labgate_checksum_errors_total', 'Frames with a bad checksum');
+    this.discarded = perInstrument('labgate_discarded_messages_total', 'Incomplete messages discarded (unplug, timeout)');
+    this.lost = perInstrument(
+      'labgate_lost_messages_total',
+      'Messages the analyzer will not resend that could not be kept (a printer report the store could not take in time)',
+    );
+    this.substituted = perInstrument(
+      'labgate_substituted_characters_total',
+      "Characters written to an analyzer replaced because its charset cannot carry them (drivers' READMEs say by what)",
+    );
+    this.unwritten = perInstrument(
+      'labgate_unwritten_messages_total',
+      'Messages to an analyzer (answers, downloads, acknowledgments) not written: their bytes would not read back as meant',
+    );
+    this.commitFailures = perInstrument('labgate_commit_failures_total', 'Messages the store could not commit');
+    this.overLimit = perInstrument('labgate_over_limit_messages_total', 'Rejected messages refused: only rejected ones sent, over gateway.rejectedLimit');
+    this.bytes = perInstrument('labgate_received_bytes_total', 'Bytes received from the analyzer');
+    this.reconnects = perInstrument('labgate_port_reconnects_total', 'Times a port came back after being connected');
     this.portState = new Gauge({
       name: 'labgate_port_state',
       help: '1 for the port state the instrument is in',
@@ -134,12 +116,7 @@ export class Metrics {
       labelNames: ['instrument', 'reason'],
       registers: r,
     });
-    this.queries = new Counter({
-      name: 'labgate_host_queries_total',
-      help: 'Host queries (ASTM Q) received from two-way analyzers',
-      labelNames: ['instrument'],
-      registers: r,
-    });
+    this.queries = perInstrument('labgate_host_queries_total', 'Host queries (ASTM Q) received from two-way analyzers');
     this.answers = new Counter({
       name: 'labgate_query_answers_total',
       help: 'Answers to host queries: orders, no-information (with its reason), or failed (never reached the analyzer)',
@@ -152,12 +129,7 @@ export class Metrics {
       labelNames: ['upstream'],
       registers: r,
     });
-    this.downloads = new Counter({
-      name: 'labgate_order_downloads_total',
-      help: 'Download-mode messages the analyzer ACKed',
-      labelNames: ['instrument'],
-      registers: r,
-    });
+    this.downloads = perInstrument('labgate_order_downloads_total', 'Download-mode messages the analyzer ACKed');
     this.answerTime = new Histogram({
       name: 'labgate_query_answer_seconds',
       help: "From a host query's arrival to the analyzer's acceptance of the answer",
@@ -198,6 +170,8 @@ export class Metrics {
         return this.discarded.inc({ instrument });
       case 'commit-failed':
         return this.commitFailures.inc({ instrument });
+      case 'over-limit':
+        return this.overLimit.inc({ instrument });
       case 'orders':
         if (event.answeredInMs !== undefined) this.answerTime.observe({ instrument }, event.answeredInMs / 1000);
         return this.orderFigure(instrument, event.figure);
@@ -246,7 +220,17 @@ export class Metrics {
   private instrumentSeen(instrument: string): void {
     if (this.seen.has(`instrument:${instrument}`)) return;
     this.seen.add(`instrument:${instrument}`);
-    for (const c of [this.messages, this.naks, this.checksumErrors, this.discarded, this.lost, this.commitFailures, this.bytes, this.reconnects]) {
+    for (const c of [
+      this.messages,
+      this.naks,
+      this.checksumErrors,
+      this.discarded,
+      this.lost,
+      this.commitFailures,
+      this.overLimit,
+      this.bytes,
+      this.reconnects,
+    ]) {
       c.inc({ instrument }, 0);
     }
     for (const c of [this.substituted, this.unwritten]) c.inc({ instrument }, 0);

@@ -6,6 +6,7 @@ import type { Clock } from './clock.js';
 import type { Log } from './log.js';
 import type { DecodedMessage, InboundMessage, IngestSummary, Protocol } from './message.js';
 import type { JunkSampler } from './junk-sampler.js';
+import type { RejectedLimit } from './rejected-limit.js';
 import type { OrdersPort } from './orders/desk.js';
 import type { Transport } from './transport/transport.js';
 
@@ -28,6 +29,8 @@ export type DriverEvent =
   | { kind: 'checksum-error' }
   | { kind: 'discarded'; reason: string }
   | { kind: 'commit-failed'; reason: string }
+  /** A rejected message refused: the instrument sent only rejected ones, more than its limit a minute. */
+  | { kind: 'over-limit' }
   /**
    * A two-way figure: a query, its answer (`answered-orders`, `no-information:<reason>`, `answers-failed`), a download;
    * an answer the analyzer accepted carries the time from the query's arrival.
@@ -53,6 +56,8 @@ export interface DriverContext {
   onEvent: (event: DriverEvent) => void;
   /** The instrument's sampler for input that is not a message at all (kept across sessions). */
   junk?: JunkSampler;
+  /** The instrument's limit on rejected messages (kept across sessions) and the configured figures, for its log lines. */
+  rejectedLimit?: { limit: RejectedLimit; messagesPerMinute: number; mbPerMinute: number };
   /** Where a two-way instrument's orders come from and what it was sent is kept; absent when no LIMS is configured. */
   orders?: OrdersPort;
 }

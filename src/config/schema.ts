@@ -215,6 +215,10 @@ export const configSchema = z.strictObject({
         rejectedMb: z.number().int().min(1).default(100),
       })
       .default({ resultsDays: 30, auditDays: 365, rejectedMb: 100 }),
+    /** While an instrument sends only rejected messages it journals this much a minute; the rest are refused. */
+    rejectedLimit: z
+      .object({ messagesPerMinute: z.number().int().min(1).default(600), mbPerMinute: z.number().int().min(1).default(2) })
+      .default({ messagesPerMinute: 600, mbPerMinute: 2 }),
   }),
   instruments: z.array(instrumentSchema).default([]),
   sinks: z.strictObject({ postgres: postgresSink.optional(), lims: limsSink.optional(), fhir: fhirSink.optional() }).default({}),

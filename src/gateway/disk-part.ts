@@ -33,6 +33,11 @@ export class DiskPart implements Part {
     this.guard?.stop();
   }
 
+  /** Charges a commit against the guard's estimate of free space (DiskGuard.charge). */
+  charge(bytes: number): void {
+    this.guard?.charge(bytes);
+  }
+
   /** True unless the guard has seen free space below the floor (and not yet back above it with its margin). */
   accepting(): boolean {
     return this.guard?.accepting() ?? true;

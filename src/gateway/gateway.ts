@@ -230,6 +230,7 @@ export class Gateway {
       bound: () => this.bound,
       ingest: this.ingest(),
       accepting: () => this.accepting(),
+      rejectedLimits: this.config.gateway.rejectedLimit,
       clock: deps.clock,
       random: deps.random,
       log: deps.log,
@@ -255,6 +256,8 @@ export class Gateway {
         this.delivery.drains.forEach((d) => d.notify());
         this.sampler?.note();
       },
+      chargeDisk: (bytes) => this.disk.charge(bytes),
+      onJournaled: (bytes, summary) => summary.rejected > 0 && this.retention?.rejectedJournaled(bytes),
       // A full disk fails every message an analyzer resends: one line per interval, not one per attempt.
       log: this.logs.summarized(this.deps.log),
       clockUnsynchronised: () => this.clockPart.unsynchronised(),

@@ -2,6 +2,8 @@
 // ARCHITECTURE.md invariant 1: `committed` is answered only after the transaction that holds the message (alone or
 // with the messages that completed during the previous commit) is durable; anything else makes the driver refuse
 // the message (NAK / AR) so the analyzer keeps it.
+import { commitCost } from '../disk-guard.js';
+import type { IngestSummary } from '../message.js';
 import type { IngestPort } from '../runner-contract.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { Store } from '../store/store.js';
@@ -12,6 +14,10 @@ export interface IngestPortOptions {
   accepting: () => boolean;
   /** Called after a commit that created outbox rows (wakes the drains). */
   onCommitted: () => void;
+  /** Charges a message's commit against the disk guard's estimate of free space, just before the commit. */
+  chargeDisk?: (bytes: number) => void;
+  /** Called after every committed message with its raw size (retention's budget of rejected captures). */
+  onJournaled?: (rawBytes: number, summary: IngestSummary) => void;
   log: { error(obj: object, msg?: string): void };
   /** Test-only fault hook, run synchronously just before the commit (the kill-between-receipt-and-commit tests). */
   beforeCommit?: () => void;
@@ -26,10 +32,12 @@ export function createIngestPort(options: IngestPortOptions): IngestPort {
   const group = options.group ?? new GroupCommit(options.store);
   return async (message) => {
     if (!options.accepting()) return { kind: 'unavailable', reason: 'the gateway is not accepting messages now' };
+    options.chargeDisk?.(commitCost(message.capture.raw.length, message.results.length));
     options.beforeCommit?.();
     const marked = options.clockUnsynchronised?.() ? { ...message, capture: { ...message.capture, clock: 'unsynchronised' as const } } : message;
     const outcome = await group.commit(marked);
     if (outcome.kind === 'committed') {
+      options.onJournaled?.(message.capture.raw.length, outcome.summary);
       if (outcome.summary.inserted > 0) options.onCommitted();
       return { kind: 'committed', summary: outcome.summary, rejections: message.rejections };
     }

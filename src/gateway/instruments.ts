@@ -9,6 +9,7 @@ import type { Clock } from '../clock.js';
 import type { DriverEvent, IngestPort } from '../runner-contract.js';
 import type { BoundInstrument } from '../driver-registry.js';
 import { JunkSampler } from '../junk-sampler.js';
+import { RejectedLimit } from '../rejected-limit.js';
 import { LogSummary } from '../log-summary.js';
 import { instrumentLogger, type Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -43,6 +44,8 @@ export interface InstrumentDeps {
   createSerialPort?: SerialPortFactory;
   /** Extra listener for driver events (tests, the demo's progress). */
   onEvent?: (instrument: string, event: DriverEvent) => void;
+  /** What an instrument sending only rejected messages may journal a minute (gateway.rejectedLimit); absent: no limit. */
+  rejectedLimits?: { messagesPerMinute: number; mbPerMinute: number };
   /** The LIMS's orders and the store's ledger, for two-way instruments. */
   orders?: OrdersPort;
   /** Detection's timing (tests shorten it). */
@@ -66,6 +69,11 @@ export function superviseInstrument(instrument: InstrumentConfig, deps: Instrume
   // One place for every line the instrument's runner and supervisor write: repeats under a flood are summarized.
   const log = new LogSummary(instrumentLogger(deps.log, instrument.id), deps.clock);
   const junk = new JunkSampler();
+  const limits = deps.rejectedLimits;
+  const rejectedLimit = limits && {
+    ...limits,
+    limit: new RejectedLimit({ messagesPerMinute: limits.messagesPerMinute, bytesPerMinute: limits.mbPerMinute * 1024 * 1024 }),
+  };
   const onEvent = (event: DriverEvent): void => {
     supervisor.recordEvent(event);
     deps.metrics.driverEvent(instrument.id, event);
@@ -87,6 +95,7 @@ export function superviseInstrument(instrument: InstrumentConfig, deps: Instrume
         log,
         onEvent,
         junk,
+        ...(rejectedLimit ? { rejectedLimit } : {}),
         ...(deps.orders ? { orders: deps.orders } : {}),
       });
       runner.start();

@@ -203,8 +203,8 @@ function capturesStep(db: Database.Database, cutoff: number, kept: CaptureKept):
 
 type CaptureKept = (id: number, receivedAt: number, processedAt: number) => boolean;
 
-// A capture stays while a conflict names it or a stored result came from it.
-function capturesKept(db: Database.Database): CaptureKept {
+/** Whether a capture must stay: a conflict names it or a stored result came from it. */
+export function capturesKept(db: Database.Database): CaptureKept {
   const named = new Set(db.prepare('SELECT capture_id FROM conflicts WHERE capture_id IS NOT NULL').pluck().all() as number[]);
   const hasResults = resultsOfCapture(db);
   return (id, receivedAt, processedAt) => named.has(id) || hasResults(id, receivedAt, processedAt);

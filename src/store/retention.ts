@@ -1,8 +1,10 @@
 // Retention on an SD card: runs pruneOnce (prune.ts, where the rules are written down) shortly after start and
-// then every interval, never in the way of start-up or of an analyzer's commit.
+// then every interval, never in the way of start-up or of an analyzer's commit. The bound on rejected captures is
+// also kept as they are journaled (rejected-budget.ts), not only hourly.
 import type Database from 'better-sqlite3';
 import type { Clock } from '../clock.js';
 import { pruneOnce } from './prune.js';
+import { RejectedBudget } from './rejected-budget.js';
 import type { SteadyTime } from './steady-time.js';
 import type { Log } from '../log.js';
 
@@ -33,8 +35,28 @@ export class Retention {
   private abort = new AbortController();
   private active = false;
   private rejectedPruned = 0;
+  private readonly budget: RejectedBudget | undefined;
 
-  constructor(private readonly options: RetentionOptions) {}
+  constructor(private readonly options: RetentionOptions) {
+    const { rejectedMb, db, clock, log } = options;
+    if (rejectedMb === undefined) return;
+    this.budget = new RejectedBudget(db, {
+      maxBytes: rejectedMb * 1024 * 1024,
+      now: () => clock.now(),
+      stopped: () => !this.active,
+      ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+      onRun: (outcome) => {
+        if ('error' in outcome) return log?.error({ err: outcome.error }, 'pruning rejected captures over their bound failed');
+        this.rejectedPruned += outcome.removed;
+        log?.info({ rejected: outcome.removed, keptBytes: outcome.keptBytes }, 'rejected captures over their bound pruned');
+      },
+    });
+  }
+
+  /** A rejected capture of `rawBytes` was just committed: past the bound, the oldest go now, not at the next run. */
+  rejectedJournaled(rawBytes: number): void {
+    if (this.active) this.budget?.journaled(rawBytes);
+  }
 
   /** The bound on rejected captures and how many older ones went since start (for the status page). */
   rejectedBound(): { keptMb: number; prunedSinceStart: number } | undefined {
@@ -57,6 +79,7 @@ export class Retention {
     this.timer = null;
     this.abort.abort();
     await this.running;
+    await this.budget?.settled();
   }
 
   private arm(ms: number): void {

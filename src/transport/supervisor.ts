@@ -31,6 +31,8 @@ export interface PortStatus {
   refusedConnections?: number;
   /** Messages lost since start: ones the analyzer will not resend that could not be kept (see the line driver). */
   lostMessages?: number;
+  /** Rejected messages refused since start: the instrument sent only rejected ones, over its limit a minute. */
+  refusedOverLimit?: number;
   /** Epoch ms of the next open attempt while not connected. */
   nextAttemptAt?: number;
   /** Epoch ms of the last message committed, if any since start. */
@@ -148,6 +150,7 @@ export class PortSupervisor {
     else if (event.kind === 'checksum-error') c.checksumErrors += 1;
     else if (event.kind === 'discarded') c.discarded += 1;
     else if (event.kind === 'lost') this.status.lostMessages = (this.status.lostMessages ?? 0) + 1;
+    else if (event.kind === 'over-limit') this.status.refusedOverLimit = (this.status.refusedOverLimit ?? 0) + 1;
   }
 
   start(): void {

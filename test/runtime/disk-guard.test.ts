@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DiskGuard, diskAccepting, resumeMargin, type DiskStatus } from '../../src/disk-guard.js';
+import { DiskGuard, REMEASURE_BYTES, commitCost, diskAccepting, resumeMargin, type DiskStatus } from '../../src/disk-guard.js';
 import { silentLog, type Log } from '../../src/log.js';
-import { ManualClock } from '../fixtures/manual-clock.js';
+import { ManualClock, settle } from '../fixtures/manual-clock.js';
 
 const MiB = 1024 * 1024;
 const quiet: Log = silentLog;
@@ -56,6 +56,78 @@ describe('DiskGuard', () => {
     expect(changes.map((c) => c.accepting)).toEqual([false, true]);
     guard.stop();
     expect(clock.pending).toBe(0);
+  });
+
+  it('holds the floor before every commit: the charges since the last measurement count, without a statfs per message', async () => {
+    const clock = new ManualClock();
+    // The commits really take what they are charged: free space is what the file system would say.
+    let free = 300 * MiB;
+    let measured = 0;
+    let answer: (() => void) | undefined;
+    const guard = new DiskGuard({
+      path: '/var/lib/labgate',
+      floorBytes: 200 * MiB,
+      clock,
+      log: quiet,
+      statfs: async () => {
+        measured++;
+        // The figure of the moment statfs is called, answered once the test lets it, as from libuv's thread pool.
+        const bavail = free / 4096;
+        await new Promise<void>((resolve) => (answer = resolve));
+        return { bavail, bsize: 4096 };
+      },
+    });
+    const checked = guard.check();
+    await settle();
+    answer!();
+    await checked;
+    const commit = (bytes: number): void => {
+      guard.charge(bytes);
+      free -= bytes;
+    };
+    // 7 MiB in 7,168 commits of 1 KiB: not one statfs.
+    for (let i = 0; i < 7 * 1024; i++) commit(1024);
+    expect([measured, guard.accepting()]).toEqual([1, true]);
+    // 8 MiB charged: measured again in the background, and the verdict never paused.
+    commit(MiB);
+    await settle();
+    expect([measured, guard.accepting()]).toEqual([2, true]);
+    // Charges made while statfs runs are not in its figure: they stay charged against it.
+    commit(10 * MiB);
+    answer!();
+    await settle();
+    expect([guard.status().freeBytes, free]).toEqual([292 * MiB, 282 * MiB]);
+    // Past the floor: the commit that crosses it makes the guard refuse at once, before statfs has answered.
+    while (guard.accepting()) commit(MiB);
+    expect([free, guard.status().accepting]).toEqual([199 * MiB, true]);
+    await settle();
+    answer!();
+    await settle();
+    expect(guard.status()).toMatchObject({ accepting: false, reason: '199 MB free on /var/lib/labgate, below the floor of 200 MB' });
+    expect(guard.accepting()).toBe(false);
+  });
+
+  it('lets commits on again when a measurement finds the estimate was too dear', async () => {
+    let measured = 0;
+    const guard = new DiskGuard({
+      path: '/d',
+      floorBytes: 100 * MiB,
+      clock: new ManualClock(),
+      log: quiet,
+      statfs: async () => ({ bavail: (++measured === 1 ? 101 : 150) * 256, bsize: 4096 }),
+    });
+    await guard.check();
+    guard.charge(2 * MiB);
+    expect(guard.accepting()).toBe(false);
+    await guard.check();
+    expect([measured, guard.accepting(), guard.status().freeBytes]).toEqual([2, true, 150 * MiB]);
+  });
+
+  it('charges a commit more than it takes: twice its raw bytes and 4 KiB per page-touching part', () => {
+    expect(commitCost(100, 0)).toBe(4296);
+    expect(commitCost(20_000, 0)).toBe(44_096);
+    expect(commitCost(2_000, 20)).toBe(4_000 + 21 * 4096);
+    expect(REMEASURE_BYTES).toBe(8 * MiB);
   });
 
   it('refuses when free space cannot be measured', async () => {

@@ -88,12 +88,15 @@ describe('payloadFields', () => {
 });
 
 describe('instrument cards', () => {
-  it('show the connections a listening port refused, only when there were any', () => {
+  it('show the connections a listening port refused and the rejected messages refused over the limit, only when there were any', () => {
     const base = { gatewayId: 'g', now: 0, sinks: [], recentResults: [], deadLetters: [], conflicts: [], rejectedCaptures: [] };
-    const page = instrumentsSection({ ...base, instruments: [instrument('bs240', { refusedConnections: 7 }), instrument('chem1')] }).value;
+    const instruments = [instrument('bs240', { refusedConnections: 7, refusedOverLimit: 1291 }), instrument('chem1')];
+    const page = instrumentsSection({ ...base, instruments }).value;
     const [bs240 = '', chem1 = ''] = page.split('<article').slice(1);
     expect(bs240).toMatch(/<dt>Refused connections<\/dt><dd>7<\/dd>/);
-    expect(chem1).not.toMatch(/Refused/);
+    expect(bs240).toMatch(/<dt>Rejected, refused over the limit<\/dt><dd>1291<\/dd>/);
+    expect(bs240).toMatch(/card-amber/);
+    expect(chem1).not.toMatch(/Refused|refused/);
   });
 });
 

@@ -43,7 +43,7 @@ export function drainTime(etaSeconds: number | null): string {
 export function instrumentLamp(i: InstrumentView): Lamp {
   if (i.state === 'error' || i.state === 'waiting-for-device') return 'red';
   // Detecting: the port listens and answers nothing until a person copies the settings found.
-  if (i.state === 'stopped' || i.rejected > 0 || (i.lostMessages ?? 0) > 0 || i.detection) return 'amber';
+  if (i.state === 'stopped' || i.rejected > 0 || (i.lostMessages ?? 0) > 0 || (i.refusedOverLimit ?? 0) > 0 || i.detection) return 'amber';
   return 'green';
 }
 

@@ -29,6 +29,7 @@ export function instrumentView(p: PortStatus, today: TodayFigures, orders?: Orde
     refusedConnections: p.refusedConnections ?? 0,
     ...(orders ? { orders } : {}),
     ...(p.lostMessages ? { lostMessages: p.lostMessages } : {}),
+    ...(p.refusedOverLimit ? { refusedOverLimit: p.refusedOverLimit } : {}),
     ...(p.detection
       ? { detection: { state: p.detection.state, summary: p.detection.summary, yaml: p.detection.yaml, note: p.detection.note, trials: p.detection.trials } }
       : {}),

@@ -27,7 +27,8 @@ ${fact('Last byte', ago(i.lastByteAt, now))}${fact('Last message', ago(i.lastMes
 ${i.state !== 'connected' && i.nextAttemptAt !== null ? fact('Next try', ago(i.nextAttemptAt, now)) : ''}
 ${fact('Messages today', i.messagesToday)}${fact('Results today', i.resultsToday)}
 ${fact('NAKs', i.naks)}${fact('Checksum errors', i.checksumErrors)}${fact('Rejected', i.rejected)}
-${i.refusedConnections > 0 ? fact('Refused connections', i.refusedConnections) : ''}${i.orders ? ordersFacts(i.orders) : ''}${(i.lostMessages ?? 0) > 0 ? fact('Lost reports', i.lostMessages ?? 0) : ''}</dl>
+${i.refusedConnections > 0 ? fact('Refused connections', i.refusedConnections) : ''}${i.orders ? ordersFacts(i.orders) : ''}${(i.lostMessages ?? 0) > 0 ? fact('Lost reports', i.lostMessages ?? 0) : ''}
+${(i.refusedOverLimit ?? 0) > 0 ? fact('Rejected, refused over the limit', i.refusedOverLimit ?? 0) : ''}</dl>
 </article>`;
 }
 

@@ -30,6 +30,8 @@ export interface InstrumentView {
   refusedConnections: number;
   /** Messages lost since the gateway started (a printer's reports the store could not take in time). */
   lostMessages?: number;
+  /** Rejected messages refused since the gateway started: it sent only rejected ones, over gateway.rejectedLimit. */
+  refusedOverLimit?: number;
   /** Present while its serial settings are detected (`auto` in the configuration). */
   detection?: DetectionView;
   /** Today's host queries, answers and downloads: present for a two-way instrument. */
