@@ -47,10 +47,10 @@ const acknowledgmentTypes = ['ACK', 'ORL'];
 /** One instrument's HL7 queries and downloads. */
 export class Hl7TwoWay {
   private readonly courier: OrdersCourier<Hl7Reply>;
-  /** Our MSH-10 of each message the analyzer is to accept → the ticket it carries. */
-  private readonly awaited = new Map<string, string>();
-  /** Each ticket on its way → its messages not yet accepted. */
-  private readonly open = new Map<string, number>();
+  /** Our MSH-10 of each message the analyzer is to accept → the ticket and the specimen it carries. */
+  private readonly awaited = new Map<string, { ticket: string; accession: string }>();
+  /** Each ticket on its way → its messages not yet accepted, and the specimens of those accepted. */
+  private readonly open = new Map<string, { left: number; accepted: Set<string> }>();
   // MSH-10 is at most 20 characters: a run's base (its start in base 36) and a sequence keep ids apart across restarts.
   private readonly idBase: string;
   private sequence = 0;
@@ -97,24 +97,28 @@ export class Hl7TwoWay {
     const parsed = parseMessage(raw.toString('latin1'));
     if (parsed.kind !== 'message') return false;
     const ack = acknowledgmentOf(parsed.message, readHeader(parsed.message), acknowledgmentTypes);
-    const ticket = ack === undefined ? undefined : this.awaited.get(ack.controlId);
-    if (ack === undefined || ticket === undefined) return false;
+    const awaited = ack === undefined ? undefined : this.awaited.get(ack.controlId);
+    if (ack === undefined || awaited === undefined) return false;
     this.awaited.delete(ack.controlId);
-    if (!ack.accepted) this.settle(ticket, `the analyzer answered ${ack.code || 'without an acknowledgment code'}`);
+    const open = this.open.get(awaited.ticket);
+    if (!ack.accepted || !open) this.settle(awaited.ticket, `the analyzer answered ${ack.code || 'without an acknowledgment code'}`);
     else {
-      const left = (this.open.get(ticket) ?? 1) - 1;
-      if (left > 0) this.open.set(ticket, left);
-      else this.settle(ticket, null);
+      open.left -= 1;
+      open.accepted.add(awaited.accession);
+      if (open.left === 0) this.settle(awaited.ticket, null);
     }
     return true;
   }
 
-  // A ticket's end: accepted whole (reason null), or not.
+  // A ticket's end: accepted whole (failure null), or not; what the analyzer did accept of it is recorded as sent.
   private settle(ticket: string, failure: string | null): void {
+    const accepted = this.open.get(ticket)?.accepted ?? new Set<string>();
     this.open.delete(ticket);
-    for (const [controlId, owner] of this.awaited) if (owner === ticket) this.awaited.delete(controlId);
-    if (failure === null) this.courier.delivered(ticket);
-    else this.courier.failed(ticket, failure);
+    for (const [controlId, owner] of this.awaited) if (owner.ticket === ticket) this.awaited.delete(controlId);
+    if (failure === null) return this.courier.delivered(ticket);
+    if (accepted.size === 0) return this.courier.failed(ticket, failure);
+    this.deps.log.warn({ accepted: accepted.size, reason: failure }, 'orders message not accepted; the specimens accepted before it are recorded as sent');
+    this.courier.delivered(ticket, accepted);
   }
 
   // What the analyzer must be sent exactly: the specimen id, its test codes, the patient id when patient data is sent.
@@ -151,8 +155,8 @@ export class Hl7TwoWay {
       deps.log.error({ reasons: replies.refused, purpose: ticket.purpose }, 'orders message not written');
       return { kind: 'refused', reason: replies.refused[0]! };
     }
-    for (const controlId of controlIds) this.awaited.set(controlId, ticket.id);
-    if (controlIds.length > 0) this.open.set(ticket.id, controlIds.length);
+    controlIds.forEach((controlId, i) => this.awaited.set(controlId, { ticket: ticket.id, accession: specimens[i]!.accession }));
+    if (controlIds.length > 0) this.open.set(ticket.id, { left: controlIds.length, accepted: new Set() });
     deps.send(replies);
     return controlIds.length === 0 ? { kind: 'complete' } : { kind: 'sent' };
   }

@@ -70,10 +70,13 @@ export class OrdersCourier<Reply> {
     return this.tickets.has(id);
   }
 
-  /** The driver's report: the analyzer accepted the ticket's message(s). */
-  delivered(id: string): void {
+  /**
+   * The driver's report: the analyzer accepted the ticket's message(s), or of a ticket sent as several messages only
+   * those of the specimens in `only` (the rest did not reach it: recorded as sent, they would never be sent again).
+   */
+  delivered(id: string, only?: ReadonlySet<string>): void {
     const held = this.take(id);
-    if (held) this.deps.desk.delivered(held);
+    if (held) this.deps.desk.delivered(only === undefined ? held : partOf(held, only));
     this.nextDownload();
   }
 
@@ -153,4 +156,11 @@ export class OrdersCourier<Reply> {
       this.schedule(this.deps.options.pollIntervalMs);
     }
   }
+}
+
+/** The ticket narrowed to the specimens in `accessions`: their orders, and the answer's specimens among them. */
+function partOf(ticket: Ticket, accessions: ReadonlySet<string>): Ticket {
+  const answer =
+    ticket.answer.kind === 'orders' ? { ...ticket.answer, specimens: ticket.answer.specimens.filter((s) => accessions.has(s.accession)) } : ticket.answer;
+  return { ...ticket, answer, orders: ticket.orders.filter((o) => accessions.has(o.accession)) };
 }

@@ -1,10 +1,6 @@
 // The ASTM runner in two-way mode, in-process: the emulated analyzer on one end of an in-memory cable, the runner with a
 // real store and the real LIMS test server on the other. Queries answered with orders or "no information", results for
 // exactly the ordered tests, contention, download mode, and a Q record journaled like any message.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AstmEmulator } from '../../drivers/astm/emulator.js';
 import { QueryingAnalyzer, readAnswer, resultsMessage } from '../../drivers/astm/emulator-query.js';
@@ -12,12 +8,12 @@ import { AnalyzerReceiver } from '../../drivers/astm/emulator-receiver.js';
 import type { AstmOptionsInput } from '../../drivers/astm/options.js';
 import { createAstmRunner } from '../../drivers/astm/runner.js';
 import { systemClock } from '../../src/clock.js';
-import { createLimsServer, type LimsServer, type TestSpecimen } from '../../src/lims-server/server.js';
+import type { LimsServer, TestSpecimen } from '../../src/lims-server/server.js';
 import { silentLog } from '../../src/log.js';
 import type { InboundMessage } from '../../src/message.js';
 import type { DriverEvent, DriverRunner, IngestOutcome } from '../../src/runner-contract.js';
-import { createOrdersClient, ordersEndpoint, type OrdersClient } from '../../src/sinks/lims-orders.js';
-import { createTokenProvider } from '../../src/sinks/lims-token.js';
+import type { OrdersClient } from '../../src/sinks/lims-orders.js';
+import { startOrdersLims, type OrdersLims } from '../fixtures/orders-lims.js';
 import type { Store } from '../../src/store/store.js';
 import { until } from '../fixtures/until.js';
 import { scratchPerTest } from '../store/store-fixtures.js';
@@ -47,20 +43,14 @@ const specimens: TestSpecimen[] = [
 
 let server: LimsServer;
 let client: OrdersClient;
-let agent: Agent;
+let lims: OrdersLims;
 const scratch = scratchPerTest();
 const runners: DriverRunner[] = [];
 
 beforeAll(async () => {
-  server = createLimsServer({ staticTokens: ['tok'], orders: specimens, faults: { slowMs: 10_000, orderFaults: { SLOW: 'slow' } } });
-  await server.start();
-  const dir = mkdtempSync(join(tmpdir(), 'two-way-'));
-  writeFileSync(join(dir, 'token'), 'tok');
-  agent = new Agent();
-  const tokens = createTokenProvider({ kind: 'static', tokenFile: join(dir, 'token') }, { dispatcher: agent, now: Date.now, timeoutMs: 1_000 });
-  client = createOrdersClient(
-    ordersEndpoint({ baseUrl: server.url, ordersPath: '/orders', timeouts: { connectMs: 500, headersMs: 30_000, bodyMs: 30_000 } }, tokens, 4),
-  );
+  lims = await startOrdersLims(specimens, { SLOW: 'slow' }, 10_000);
+  client = lims.client;
+  server = lims.server;
 });
 
 afterEach(async () => {
@@ -68,9 +58,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await client.close();
-  await agent.close();
-  await server.stop();
+  await lims.close();
 });
 
 /** A two-way runner on one end of a cable, the analyzer (emulator, its receiver, query mode) on the other. */

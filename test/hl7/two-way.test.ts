@@ -3,21 +3,17 @@
 // (QCK^Q02 + DSR^Q03, or RSP^K11 + OML^O33) with exactly the orders the instrument can run, recorded for dispatch only
 // once the analyzer accepted them; "no orders" and a LIMS too slow are answered NF in time; results never wait behind
 // a query; the answer speaks the query's own delimiters; LAW downloads go out as OML^O33, each once.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Hl7QueryingAnalyzer, type EmulatedDialect } from '../../drivers/hl7/emulator-query.js';
 import { hl7Options, type Hl7OptionsInput } from '../../drivers/hl7/options.js';
 import { createHl7Runner } from '../../drivers/hl7/runner.js';
 import { systemClock } from '../../src/clock.js';
-import { createLimsServer, type LimsServer, type TestSpecimen } from '../../src/lims-server/server.js';
+import type { TestSpecimen } from '../../src/lims-server/server.js';
 import { silentLog } from '../../src/log.js';
 import type { InboundMessage } from '../../src/message.js';
 import type { DriverEvent, DriverRunner, IngestOutcome } from '../../src/runner-contract.js';
-import { createOrdersClient, ordersEndpoint, type OrdersClient } from '../../src/sinks/lims-orders.js';
-import { createTokenProvider } from '../../src/sinks/lims-token.js';
+import type { OrdersClient } from '../../src/sinks/lims-orders.js';
+import { startOrdersLims, type OrdersLims } from '../fixtures/orders-lims.js';
 import type { Store } from '../../src/store/store.js';
 import { transportPair } from '../astm/pair.js';
 import { until } from '../fixtures/until.js';
@@ -43,22 +39,14 @@ const specimens: TestSpecimen[] = [
   { accession: 'D3', orders: [o('d4', '718-7')] },
 ];
 
-let server: LimsServer;
 let client: OrdersClient;
-let agent: Agent;
+let lims: OrdersLims;
 const scratch = scratchPerTest();
 const runners: DriverRunner[] = [];
 
 beforeAll(async () => {
-  server = createLimsServer({ staticTokens: ['tok'], orders: specimens, faults: { slowMs: 10_000, orderFaults: { SLOW: 'slow' } } });
-  await server.start();
-  const dir = mkdtempSync(join(tmpdir(), 'hl7-two-way-'));
-  writeFileSync(join(dir, 'token'), 'tok');
-  agent = new Agent();
-  const tokens = createTokenProvider({ kind: 'static', tokenFile: join(dir, 'token') }, { dispatcher: agent, now: Date.now, timeoutMs: 1_000 });
-  client = createOrdersClient(
-    ordersEndpoint({ baseUrl: server.url, ordersPath: '/orders', timeouts: { connectMs: 500, headersMs: 30_000, bodyMs: 30_000 } }, tokens, 4),
-  );
+  lims = await startOrdersLims(specimens, { SLOW: 'slow' }, 10_000);
+  client = lims.client;
 });
 
 afterEach(async () => {
@@ -66,9 +54,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await client.close();
-  await agent.close();
-  await server.stop();
+  await lims.close();
 });
 
 function setup(dialect: EmulatedDialect, orders: Hl7OptionsInput['orders'] = {}, accession: string[] = ['OBR-2.1', 'SPM-2.1.1']) {
@@ -166,6 +152,24 @@ describe('HL7 two-way runner, the wire', () => {
       "host query QBP^Q11 not answered: this instrument's orders dialect is display-query",
     ]);
     expect(figures(events)).toEqual(['queries']);
+  });
+
+  it('a query naming two specimens: one DSR^Q03 each; the analyzer accepts the first and rejects the second: only the first is recorded as sent', async () => {
+    const { written, events, analyzer, store } = setup('display-query');
+    analyzer.onData(() => {});
+    const qry = ['MSH|^~\\&|Emu|BS|||20260701120000||QRY^Q02|Q9|P|2.3.1', 'QRD|20260701120000|R|D|1|||RD|S1~D1|OTH|||T|', 'QRF|BS||||RCT|COR|ALL||'];
+    await analyzer.write(mllp(qry.join('\r') + '\r'));
+    await until(() => written.filter((w) => w.includes('DSR^Q03')).length === 2, 3_000);
+    const controlIds = written.filter((w) => w.includes('DSR^Q03')).map((w) => w.split('\r')[0]!.split('|')[9]!);
+    expect(written.filter((w) => w.includes('DSR^Q03')).map((w) => /DSP\|21\|\|(\w+)/.exec(w)?.[1])).toEqual(['S1', 'D1']);
+    const ack = (code: string, id: string) => mllp(['MSH|^~\\&|Emu|BS|||20260701120001||ACK^Q03|A' + id + '|P|2.3.1', `MSA|${code}|${id}`].join('\r') + '\r');
+    await analyzer.write(ack('AA', controlIds[0]!));
+    await analyzer.write(ack('AE', controlIds[1]!));
+    await until(() => store.orders.dispatches.counts().pending === 2, 3_000);
+    expect(figures(events)).toEqual(['queries', 'answered-orders']);
+    // The acknowledgments were taken by two-way: never journaled, never answered.
+    expect(store.counts().capturesAccepted).toBe(1);
+    expect(written.filter((w) => w.includes('ACK^'))).toEqual([]);
   });
 
   it('LAW download mode: each pending specimen the instrument can run goes out once as OML^O33, accepted by ORL^O34, and is dispatched', async () => {

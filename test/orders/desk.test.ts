@@ -1,17 +1,13 @@
 // The order desk against the real LIMS test server and a real store: answers decided within the analyzer's deadline
 // whatever the LIMS does, what the analyzer holds recorded once it has it, downloads offered once.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { silentLog } from '../../src/log.js';
-import { createLimsServer, type LimsServer, type TestSpecimen } from '../../src/lims-server/server.js';
+import type { LimsServer, TestSpecimen } from '../../src/lims-server/server.js';
 import { answerReserveMs, OrderDesk, type OrdersSource } from '../../src/orders/desk.js';
 import type { OrderQuery } from '../../src/orders/order.js';
-import { createOrdersClient, ordersEndpoint, type OrdersClient } from '../../src/sinks/lims-orders.js';
-import { createTokenProvider } from '../../src/sinks/lims-token.js';
+import type { OrdersClient } from '../../src/sinks/lims-orders.js';
+import { startOrdersLims, type OrdersLims } from '../fixtures/orders-lims.js';
 import { localDay } from '../../src/store/instrument-days.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../fixtures/manual-clock.js';
@@ -43,25 +39,17 @@ const q = (...accessions: string[]): OrderQuery => ({
 
 let server: LimsServer;
 let client: OrdersClient;
-let agent: Agent;
+let lims: OrdersLims;
 const scratch = scratchPerTest();
 
 beforeAll(async () => {
-  server = createLimsServer({ staticTokens: ['tok'], orders: specimens, faults: { slowMs: 30_000, orderFaults: { SLOW: 'slow', DOWN: '503' } } });
-  await server.start();
-  const dir = mkdtempSync(join(tmpdir(), 'desk-'));
-  writeFileSync(join(dir, 'token'), 'tok');
-  agent = new Agent();
-  const tokens = createTokenProvider({ kind: 'static', tokenFile: join(dir, 'token') }, { dispatcher: agent, now: Date.now, timeoutMs: 1_000 });
-  client = createOrdersClient(
-    ordersEndpoint({ baseUrl: server.url, ordersPath: '/orders', timeouts: { connectMs: 500, headersMs: 60_000, bodyMs: 60_000 } }, tokens, 4),
-  );
+  lims = await startOrdersLims(specimens, { SLOW: 'slow', DOWN: '503' }, 30_000);
+  client = lims.client;
+  server = lims.server;
 });
 
 afterAll(async () => {
-  await client.close();
-  await agent.close();
-  await server.stop();
+  await lims.close();
 });
 
 const bounds = { maxSpecimens: 100, lookupsInFlight: 4 };
