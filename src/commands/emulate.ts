@@ -10,14 +10,20 @@ import { systemClock } from '../clock.js';
 import { LabgateError } from '../errors.js';
 import { SerialTransport } from '../transport/serial.js';
 import { commandArgs } from './args.js';
+import { emulateHl7Queries } from './emulate-hl7.js';
 
 const help = `Usage: labgate emulate --port PATH [--baud N] [--every S] [--reply-timeout S] [--specimens N] [--message FILE]
+       labgate emulate --port PATH --hl7 display-query|law [--baud N] [--reply-timeout S] [--specimens N]
 
 Plays an ASTM analyzer (LIS01-A2 link, LIS2-A2 records) on the serial port PATH: one specimen per session, its
 results coded GLU, NA, K and CREA, timed by this machine's clock in UTC. While the host does not answer within
 --reply-timeout seconds (default 15, the standard's), it sends EOT and tries again after --every seconds (default
 10). Stops once --specimens sessions went through (default 1). --message FILE sends the records in FILE instead
-(H to L, one per line).`;
+(H to L, one per line).
+
+--hl7 plays an HL7 analyzer in query mode instead (MLLP): for each specimen (EMU-0001 on) it asks the host for its
+orders, QRY^Q02 (display-query, as Mindray's BS and BC series) or QBP^Q11 (law, IHE LAW), waits --reply-timeout
+seconds for the answer, accepts it, and sends results for exactly the tests it was sent (ORU^R01, or OUL^R22).`;
 
 const options = {
   port: { type: 'string' },
@@ -26,6 +32,7 @@ const options = {
   'reply-timeout': { type: 'string', default: '15' },
   specimens: { type: 'string', default: '1' },
   message: { type: 'string' },
+  hl7: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -39,11 +46,21 @@ export const command: Command = async (args, io) => {
   const [baudRate, every, specimens, reply] = [values.baud, values.every, values.specimens, values['reply-timeout']].map((v) => Number(v));
   if (![baudRate, every, specimens, reply].every((n) => Number.isFinite(n) && n! > 0))
     throw new LabgateError('USAGE', `--baud, --every, --specimens and --reply-timeout take positive numbers\n\n${help}`);
+  if (values.hl7 !== undefined && values.hl7 !== 'display-query' && values.hl7 !== 'law')
+    throw new LabgateError('USAGE', `--hl7 takes display-query or law\n\n${help}`);
   const port = new SerialPort({ path: values.port, baudRate: baudRate!, autoOpen: false });
   await new Promise<void>((resolve, reject) =>
     port.open((err) => (err ? reject(new LabgateError('USAGE', `cannot open ${values.port}: ${err.message}`)) : resolve())),
   );
   const transport = new SerialTransport(port);
+  if (values.hl7 !== undefined) {
+    try {
+      await emulateHl7Queries(transport, values.hl7, specimens!, reply! * 1000, io.stdout);
+    } finally {
+      await transport.close();
+    }
+    return 0;
+  }
   try {
     for (let n = 1; n <= specimens!; n++) {
       const message = values.message ? records(readFileSync(values.message, 'latin1')) : specimen(n, new Date(systemClock.now()));

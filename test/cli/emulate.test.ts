@@ -3,8 +3,14 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { hl7Options } from '../../drivers/hl7/options.js';
+import { createHl7Runner } from '../../drivers/hl7/runner.js';
+import { systemClock } from '../../src/clock.js';
 import { specimen } from '../../src/commands/emulate.js';
+import { silentLog } from '../../src/log.js';
+import { openStore } from '../../src/store/store.js';
 import { Cable, scratch, until } from '../e2e/harness.js';
+import { startOrdersLims } from '../fixtures/orders-lims.js';
 
 const bin = join(import.meta.dirname, '../../bin/labgate.js');
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -64,4 +70,51 @@ describe('labgate emulate', () => {
       '',
     ]);
   });
+
+  it.each(['display-query', 'law'] as const)(
+    '--hl7 %s: queries each specimen, runs exactly the tests it was sent and says what each query came to',
+    { timeout: 30_000 },
+    async (dialect) => {
+      const s = scratch('emulate-hl7');
+      cleanups.push(s.cleanup);
+      const cable = new Cable(s.dir);
+      await cable.plug();
+      cleanups.push(() => cable.unplug());
+      const lims = await startOrdersLims(
+        [{ accession: 'EMU-0001', orders: [{ orderId: 'o1', loinc: '2345-7', orderedAt: '2026-07-01T08:00:00Z' }] }],
+        {},
+        5_000,
+      );
+      cleanups.push(() => lims.close());
+      const store = openStore({ dataDir: join(s.dir, 'data'), sinks: [], now: Date.now });
+      cleanups.push(() => store.close());
+      // The host end of the cable: the real HL7 runner, two-way in the emulator's dialect.
+      const host = await cable.openAnalyzer(9600);
+      const runner = createHl7Runner(
+        {
+          profile: { id: 'hl7-1', gatewayId: 'gw-test', timezone: 'UTC', mapping: [{ code: 'GLU', loinc: '2345-7' }] },
+          transport: host,
+          ingest: (m) => ({ kind: 'committed', summary: store.ingest(m), rejections: m.rejections }),
+          accepting: () => true,
+          clock: systemClock,
+          log: silentLog,
+          onEvent: () => {},
+          orders: { source: lims.client, ledger: store.orders },
+        },
+        hl7Options({ orders: { query: true, dialect, queryTimeoutMs: 3_000 } }),
+      );
+      runner.start();
+      cleanups.push(async () => (await runner.stop(), await host.close()));
+      const child = spawn(process.execPath, [bin, 'emulate', '--port', cable.device, '--hl7', dialect, '--specimens', '2', '--reply-timeout', '3'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      cleanups.push(() => void child.kill('SIGKILL'));
+      expect(await new Promise<number | null>((r) => child.once('exit', r))).toBe(0);
+      expect(out.trim().split('\n')).toEqual(['specimen EMU-0001: ordered GLU', 'specimen EMU-0001: results accepted (AA)', 'specimen EMU-0002: no orders']);
+      expect(store.recentResults(10).map((r) => [r.accession, r.analyteLoinc])).toEqual([['EMU-0001', '2345-7']]);
+      await until(() => store.orders.dispatches.counts().pending === 1, 2_000, 'the dispatch recorded');
+    },
+  );
 });
