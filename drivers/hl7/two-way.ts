@@ -41,6 +41,9 @@ export interface Hl7Reply {
   charset: Charset;
 }
 
+/** Bytes an analyzer's acknowledgment may take (its MSH, MSA and a few ERR). */
+const ACKNOWLEDGMENT_BYTES = 64 * 1024;
+
 // The analyzer's acceptance of a DSR^Q03 (ACK^Q03) or an OML^O33 (ORL^O34; some send a plain ACK).
 const acknowledgmentTypes = ['ACK', 'ORL'];
 
@@ -93,7 +96,8 @@ export class Hl7TwoWay {
    * acknowledged (an acknowledgment is not answered). False when it is no such message; it then takes the usual path.
    */
   acknowledged(raw: Buffer): boolean {
-    if (this.awaited.size === 0) return false;
+    // An acknowledgment is a few short segments: a large message is never one, and is not parsed twice to find out.
+    if (this.awaited.size === 0 || raw.length > ACKNOWLEDGMENT_BYTES) return false;
     const parsed = parseMessage(raw.toString('latin1'));
     if (parsed.kind !== 'message') return false;
     const ack = acknowledgmentOf(parsed.message, readHeader(parsed.message), acknowledgmentTypes);
