@@ -124,7 +124,14 @@ describe('two-way HL7 over TCP and over a socat pseudo-terminal', () => {
           ],
         });
       const page = await (await fetch(`http://127.0.0.1:${httpPort}/`)).text();
+      expect(page).toContain('LIMS too slow 5');
       expect(page).not.toMatch(/Doe|Jane|P-\d/);
+      const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+      for (const l of lanes) {
+        expect(metrics).toContain(`labgate_host_queries_total{instrument="${l.id}"} 50`);
+        expect(metrics).toContain(`labgate_query_answers_total{instrument="${l.id}",answer="orders",reason=""} 30`);
+        expect(metrics).toContain(`labgate_query_answers_total{instrument="${l.id}",answer="no-information",reason="lims-unavailable"} 5`);
+      }
       expect(await gateway.kill('SIGTERM')).toMatchObject({ code: 0 });
       expect(readFileSync(gateway.log, 'utf8')).not.toMatch(/Doe|Jane|"P-\d/);
 

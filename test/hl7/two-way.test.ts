@@ -37,6 +37,8 @@ const specimens: TestSpecimen[] = [
   { accession: 'D2', orders: [o('d2', '2345-7'), o('d3', '718-7')] },
   // Nothing this instrument can run: never downloaded.
   { accession: 'D3', orders: [o('d4', '718-7')] },
+  // An accession a Latin-1 analyzer cannot be sent exactly (ł): left out of every download, never sent as `Sl` or `S?`.
+  { accession: 'S\u0142', orders: [o('d5', '2345-7')] },
 ];
 
 let client: OrdersClient;
@@ -57,7 +59,7 @@ afterAll(async () => {
   await lims.close();
 });
 
-function setup(dialect: EmulatedDialect, orders: Hl7OptionsInput['orders'] = {}, accession: string[] = ['OBR-2.1', 'SPM-2.1.1']) {
+function setup(dialect: EmulatedDialect, orders: Hl7OptionsInput['orders'] = {}, charset: Hl7OptionsInput['charset'] = 'auto') {
   const store: Store = scratch().open({ now: Date.now });
   const { analyzer, gateway } = transportPair();
   const written: string[] = [];
@@ -75,7 +77,7 @@ function setup(dialect: EmulatedDialect, orders: Hl7OptionsInput['orders'] = {},
       onEvent: (e) => events.push(e),
       orders: { source: client, ledger: store.orders },
     },
-    hl7Options({ accession, orders: { query: true, queryTimeoutMs: 2_000, dialect, ...orders } }),
+    hl7Options({ accession: ['OBR-2.1', 'SPM-2.1.1'], charset, orders: { query: true, queryTimeoutMs: 2_000, dialect, ...orders } }),
   );
   runner.start();
   runners.push(runner);
@@ -172,8 +174,8 @@ describe('HL7 two-way runner, the wire', () => {
     expect(written.filter((w) => w.includes('ACK^'))).toEqual([]);
   });
 
-  it('LAW download mode: each pending specimen the instrument can run goes out once as OML^O33, accepted by ORL^O34, and is dispatched', async () => {
-    const { store, emulated } = setup('law', { query: false, download: true, pollIntervalMs: 1_000 });
+  it('LAW download mode: each pending specimen the instrument can run and be sent exactly goes out once as OML^O33, accepted by ORL^O34, and is dispatched', async () => {
+    const { store, emulated, events } = setup('law', { query: false, download: true, pollIntervalMs: 1_000 }, 'latin1');
     await until(() => emulated.downloads.length >= 4, 8_000);
     expect(emulated.downloads.map((d) => [d.accession, d.codes])).toEqual(
       expect.arrayContaining([
@@ -187,5 +189,7 @@ describe('HL7 two-way runner, the wire', () => {
     // The next polls find nothing left to send.
     await new Promise((r) => setTimeout(r, 2_200));
     expect(emulated.downloads.map((d) => d.accession).sort()).toEqual(['D1', 'D2', 'S1', 'SLOW']);
+    expect(figures(events)).toContain('specimens-left-out');
+    expect(store.orders.sentOf('chem-1', ['d5']).size).toBe(0);
   });
 });
