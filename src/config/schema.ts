@@ -11,10 +11,9 @@ import { analyteMappingSchema } from './mapping.js';
 /** Baud rates an RS-232 analyzer link uses. */
 export const baudRates = [1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200] as const;
 
-const id = z
-  .string()
-  .trim()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected letters, digits, dot, dash or underscore (1-64 characters)');
+/** What an instrument id may be. */
+export const instrumentIdPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const id = z.string().trim().regex(instrumentIdPattern, 'expected letters, digits, dot, dash or underscore (1-64 characters)');
 const filePath = z.string().trim().min(1, 'expected a file path');
 const port = z.number().int().min(1).max(65535);
 

@@ -118,8 +118,7 @@ export function gatewayConfigSource(parts: ConfigSourceParts): ConfigSource {
     },
     codesOf: (id) =>
       parts.store
-        .codesSeen()
-        .filter((c) => c.instrumentId === id)
+        .codesSeen(id)
         .sort((a, b) => b.seen - a.seen || a.code.localeCompare(b.code))
         .map(({ code, seen, lastValue, lastUnit }) => ({ code, seen, lastValue, lastUnit })),
     check: (text) => check(text).outcome,

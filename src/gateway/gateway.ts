@@ -67,7 +67,8 @@ export class Gateway {
     deps.faults?.onRecord(() => this.metrics.unhandledError());
     this.lifecycle = new Lifecycle(deps.log);
     this.logs = new LogsPart(deps.clock);
-    this.storePart = new StorePart({ config: () => this.config, pending: () => this.sinkHealth() }, deps);
+    const mappingOf = (id: string) => this.bound.get(id)?.profile.mapping;
+    this.storePart = new StorePart({ config: () => this.config, pending: () => this.sinkHealth(), mappingOf }, deps);
     this.retentionPart = new RetentionPart({ gateway: () => this.config.gateway, store: () => this.store! }, deps);
     this.disk = new DiskPart(() => this.config.gateway, deps);
     const probe = deps.clockSync ? { probe: deps.clockSync } : {};

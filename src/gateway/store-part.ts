@@ -1,6 +1,7 @@
 // The gateway's store part: the SQLite store every other part reads or writes, opened first and closed last, and the
 // backlog sampler that watches its outbox. Opening needs no replay: a capture and its results commit in one
 // transaction, so only deliveries that were in flight at the power cut are released.
+import type { AnalyteMapping } from '../config/mapping.js';
 import type { Config } from '../config/schema.js';
 import type { SinkHealth } from '../delivery/sink-health.js';
 import { openStore, type Store } from '../store/store.js';
@@ -16,7 +17,12 @@ export class StorePart implements Part {
   sampler: BacklogSampler | undefined;
 
   constructor(
-    private readonly running: { config: () => Config; pending: () => SinkHealth[] },
+    private readonly running: {
+      config: () => Config;
+      pending: () => SinkHealth[];
+      /** An instrument's mapping now, which the codes it keeps are judged by (store/instrument-codes.ts). */
+      mappingOf: (instrumentId: string) => readonly AnalyteMapping[] | undefined;
+    },
     private readonly deps: Pick<GatewayDeps, 'clock' | 'log' | 'sinks'>,
   ) {}
 
@@ -30,6 +36,7 @@ export class StorePart implements Part {
       qcSinks: qcSinkNames(config),
       now: () => clock.now(),
       monotonic: () => clock.monotonic(),
+      mappingOf: this.running.mappingOf,
     });
     this.store.outbox.resetInFlight();
     this.sampler = new BacklogSampler({

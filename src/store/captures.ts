@@ -15,13 +15,18 @@ export interface JournaledCapture {
   countedKeys: string[];
 }
 
+/** Reasons a listed rejected capture carries at most (a message of thousands of rejected results has as many). */
+export const REASONS_LISTED = 10;
+
 /** A rejected capture as an operator lists it: why, never the raw bytes. */
 export interface RejectedCapture {
   id: number;
   instrumentId: string;
   protocol: Protocol;
   receivedAt: number;
+  /** The first REASONS_LISTED reasons; `reasonCount` says how many it has. */
   reasons: Rejection[];
+  reasonCount: number;
 }
 
 interface CaptureRow {
@@ -49,7 +54,10 @@ export class CaptureJournal {
     this.settleCapture = db.prepare('UPDATE captures SET status = ?, reasons = ?, result_count = ?, counted_keys = ?, processed_at = ? WHERE id = ?');
     this.findCapture = db.prepare(`SELECT id, instrument_id, protocol, received_at, raw_sha256, status, reasons, counted_keys
       FROM captures WHERE id = ?`);
-    this.listRejected = db.prepare(`SELECT id, instrument_id, protocol, received_at, raw_sha256, status, reasons, counted_keys
+    // The reasons' first few picked in SQLite: a list of a hundred thousand never becomes JavaScript objects.
+    this.listRejected = db.prepare(`SELECT id, instrument_id, protocol, received_at, json_array_length(reasons) AS reason_count,
+      (SELECT json_group_array(CASE WHEN type IN ('object', 'array') THEN json(value) ELSE value END)
+        FROM (SELECT value, type FROM json_each(captures.reasons) LIMIT ${REASONS_LISTED})) AS reasons
       FROM captures WHERE status = 'rejected' ORDER BY id LIMIT ?`);
     this.rawOf = db.prepare('SELECT raw FROM captures WHERE id = ?').pluck();
   }
@@ -91,14 +99,15 @@ export class CaptureJournal {
     );
   }
 
-  /** Oldest rejected captures first, up to `limit`. */
+  /** Oldest rejected captures first, up to `limit`, each with its first REASONS_LISTED reasons. */
   rejected(limit: number): RejectedCapture[] {
-    return (this.listRejected.all(limit) as CaptureRow[]).map((row) => ({
+    return (this.listRejected.all(limit) as (CaptureRow & { reason_count: number | null })[]).map((row) => ({
       id: row.id,
       instrumentId: row.instrument_id,
       protocol: row.protocol,
       receivedAt: row.received_at,
       reasons: row.reasons ? (JSON.parse(row.reasons) as Rejection[]) : [],
+      reasonCount: row.reason_count ?? 0,
     }));
   }
 

@@ -2,9 +2,19 @@
 // ingest transaction from the message's results and its rejections (a rejection carries what the analyzer sent beside
 // the code, never a patient field), so the status page lists a new analyzer's codes from its first rejected message
 // and the technician can write the mapping from them. One statement a message whatever its size; each instrument keeps
-// its KEEP_CODES most recently seen codes, pruned in the very transaction that outgrew them (an analyzer, or anyone on
-// its port, babbling random codes never grows the table past them, nor the page that lists it).
+// KEEP_CODES codes, pruned in the very transaction that outgrew them (an analyzer, or anyone on its port, babbling
+// random codes never grows the table past them, nor the page that lists it), and once at the writer's start (a table
+// from before the bound, or kept under another mapping).
+// Which codes are kept: those needing a mapping first, then the most recently seen. "Needing a mapping" is judged when
+// the prune runs, against the instrument's mapping then (the one the message that outgrew the bound was decoded with,
+// and the page's, after a reload too), by the one rule the page lists codes by (config/mapping-need.ts). It is not
+// stored with the row: a reload that maps a code, or unmaps one, would leave a stored verdict stale until the code
+// came again, and the store would keep codes the page no longer asks about. A babbler's invented codes all need a
+// mapping, so they can fill the bound and push out the mapped ones; those are in the configuration anyway, and every
+// code that still needs a mapping stays listed up to the bound.
 import type Database from 'better-sqlite3';
+import type { AnalyteMapping } from '../config/mapping.js';
+import { mappingNeeds } from '../config/mapping-need.js';
 import type { KeyedResult } from '../result.js';
 import type { Rejection } from '../message.js';
 
@@ -34,18 +44,28 @@ interface Tally {
 /** The codes-seen table on the store's connection; `message` runs inside the caller's transaction. */
 export class InstrumentCodes {
   private readonly byCount = new Map<number, Database.Statement>();
-  private readonly prune: Database.Statement;
+  private readonly rowsOf: Database.Statement;
+  private readonly drop: Database.Statement;
   private readonly list: Database.Statement;
+  private readonly listOne: Database.Statement;
   private readonly count: Database.Statement;
+  private readonly over: Database.Statement;
   /** At least as many rows as each instrument holds (a message's codes are counted as new until a count says otherwise). */
   private readonly atMost = new Map<string, number>();
 
-  constructor(private readonly db: Database.Database) {
-    this.prune = db.prepare(`DELETE FROM instrument_codes WHERE instrument_id = ? AND code NOT IN
-      (SELECT code FROM instrument_codes WHERE instrument_id = ? ORDER BY last_at DESC LIMIT ${KEEP_CODES})`);
-    this.list = db.prepare(`SELECT instrument_id AS instrumentId, code, seen, last_value AS lastValue, last_unit AS lastUnit,
-      last_at AS lastAt FROM instrument_codes ORDER BY instrument_id, code`);
+  /** `mappingOf` is an instrument's mapping now (undefined: none, every code needs one). */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly mappingOf: (instrumentId: string) => readonly AnalyteMapping[] | undefined = () => undefined,
+  ) {
+    this.rowsOf = db.prepare('SELECT code, last_value AS lastValue, last_unit AS lastUnit, last_at AS lastAt FROM instrument_codes WHERE instrument_id = ?');
+    this.drop = db.prepare('DELETE FROM instrument_codes WHERE instrument_id = ? AND code IN (SELECT value FROM json_each(?))');
+    const columns = 'instrument_id AS instrumentId, code, seen, last_value AS lastValue, last_unit AS lastUnit, last_at AS lastAt';
+    this.list = db.prepare(`SELECT ${columns} FROM instrument_codes ORDER BY instrument_id, code`);
+    // A read for the page never takes more than the bound, whatever the table holds.
+    this.listOne = db.prepare(`SELECT ${columns} FROM instrument_codes WHERE instrument_id = ? ORDER BY last_at DESC LIMIT ${KEEP_CODES}`);
     this.count = db.prepare('SELECT count(*) FROM instrument_codes WHERE instrument_id = ?').pluck();
+    this.over = db.prepare(`SELECT instrument_id FROM instrument_codes GROUP BY instrument_id HAVING count(*) > ${KEEP_CODES}`).pluck();
   }
 
   /** Counts the codes of one message received at `receivedAt`: its stored results and its rejections. */
@@ -65,13 +85,34 @@ export class InstrumentCodes {
   private bound(instrumentId: string, added: number): void {
     const atMost = (this.atMost.get(instrumentId) ?? (this.count.get(instrumentId) as number)) + added;
     if (atMost <= KEEP_CODES) return void this.atMost.set(instrumentId, atMost);
-    this.prune.run(instrumentId, instrumentId);
-    this.atMost.set(instrumentId, this.count.get(instrumentId) as number);
+    this.prune(instrumentId);
+  }
+
+  // Every row of the instrument is read (at most KEEP_CODES plus one message's codes), judged, and the rest deleted.
+  private prune(instrumentId: string): void {
+    const rows = this.rowsOf.all(instrumentId) as Omit<CodeSeen, 'instrumentId' | 'seen'>[];
+    const judge = mappingNeeds(this.mappingOf(instrumentId) ?? []);
+    const ranked = rows
+      .map((r) => ({ code: r.code, needs: judge(r.code, r.lastUnit, r.lastValue).need !== null, lastAt: r.lastAt }))
+      .sort((a, b) => Number(b.needs) - Number(a.needs) || b.lastAt - a.lastAt || (a.code < b.code ? -1 : 1));
+    const gone = ranked.slice(KEEP_CODES).map((r) => r.code);
+    if (gone.length > 0) this.drop.run(instrumentId, JSON.stringify(gone));
+    this.atMost.set(instrumentId, Math.min(rows.length, KEEP_CODES));
+  }
+
+  /** Prunes every instrument holding more than KEEP_CODES (the writer's start: a table from before the bound). */
+  pruneAll(): void {
+    for (const instrumentId of this.over.all() as string[]) this.prune(instrumentId);
   }
 
   /** Every code of every instrument, by instrument and code. */
   all(): CodeSeen[] {
     return this.list.all() as CodeSeen[];
+  }
+
+  /** One instrument's codes, at most KEEP_CODES, the most recently seen first. */
+  of(instrumentId: string): CodeSeen[] {
+    return this.listOne.all(instrumentId) as CodeSeen[];
   }
 
   // A value seen with no code is not counted; the last of several results with one code in a message wins.

@@ -72,6 +72,7 @@ export const DELIVERY_SQL = `SELECT r.dedup_key AS key, o.sink, o.state
 /** Read-only queries, prepared once. */
 export class StoreReads {
   private readonly countAll: Database.Statement;
+  private readonly countQueues: Database.Statement;
   private readonly recent: Database.Statement;
   private readonly conflicts: Database.Statement;
   private readonly delivery: Database.Statement;
@@ -85,6 +86,8 @@ export class StoreReads {
       (SELECT COUNT(*) FROM captures) AS captures,
       (SELECT COUNT(*) FROM captures WHERE status = 'rejected') AS rejected,
       (SELECT COUNT(*) FROM conflicts WHERE resolution IS NULL) AS open_conflicts`);
+    this.countQueues = db.prepare(`SELECT (SELECT COUNT(*) FROM captures WHERE status = 'rejected') AS rejectedCaptures,
+      (SELECT COUNT(*) FROM conflicts WHERE resolution IS NULL) AS conflicts`);
     this.recent = db.prepare('SELECT * FROM results ORDER BY id DESC LIMIT ?');
     this.conflicts = db.prepare('SELECT * FROM conflicts WHERE resolution IS NULL ORDER BY id LIMIT ?');
     this.delivery = db.prepare(DELIVERY_SQL);
@@ -121,6 +124,11 @@ export class StoreReads {
       capturesRejected: row.rejected,
       openConflicts: row.open_conflicts,
     };
+  }
+
+  /** How many rejected captures and open conflicts wait for a person (the page lists the oldest of each). */
+  queueCounts(): { rejectedCaptures: number; conflicts: number } {
+    return this.countQueues.get() as { rejectedCaptures: number; conflicts: number };
   }
 
   /** The most recently first-seen results, newest first. */

@@ -7,6 +7,7 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
+import type { AnalyteMapping } from '../config/mapping.js';
 import type { DecodedMessage, InboundMessage, IngestSummary } from '../message.js';
 import { CaptureJournal, type JournaledCapture, type RejectedCapture } from './captures.js';
 import { ConflictResolver, type ConflictChoice, type Resolution } from './conflict-resolution.js';
@@ -63,6 +64,8 @@ export interface StoreOptions {
   busyTimeoutMs?: number;
   /** The local calendar day (`YYYY-MM-DD`) of an instant, for the per-instrument day figures. Default: the process's zone. */
   dayOf?: (at: number) => string;
+  /** An instrument's code mapping now (after a reload, the new one), so the codes it keeps are those needing a mapping first. */
+  mappingOf?: (instrumentId: string) => readonly AnalyteMapping[] | undefined;
 }
 
 /** An operator action for the append-only audit log. */
@@ -125,7 +128,9 @@ export class Store {
     this.writer = new ResultWriter(db, options.sinks, options.qcSinks);
     this.reads = new StoreReads(db);
     this.days = new InstrumentDays(db, options.dayOf);
-    this.codes = new InstrumentCodes(db);
+    this.codes = new InstrumentCodes(db, options.mappingOf);
+    // Only the writer prunes: an operator command beside a running gateway reads.
+    if (lock !== null) this.codes.pruneAll();
     this.sinkFigures = new SinkFigures(db);
     this.commits = new MessageCommits(db, { journal: this.journal, writer: this.writer, days: this.days, codes: this.codes }, options.now, due);
     this.maxResultId = db.prepare('SELECT COALESCE(MAX(id), 0) FROM results').pluck();
@@ -199,6 +204,11 @@ export class Store {
     return this.journal.raw(id);
   }
 
+  /** How many rejected captures and open conflicts wait for a person, each from its partial index. */
+  queueCounts(): { rejectedCaptures: number; conflicts: number } {
+    return this.reads.queueCounts();
+  }
+
   /** Totals of results, captures and open conflicts. */
   counts(): StoreCounts {
     return this.reads.counts();
@@ -214,9 +224,9 @@ export class Store {
     return this.days.hours(sinceHour);
   }
 
-  /** Every analyzer code each instrument has sent, mapped or not, with its count and last value. */
-  codesSeen(): CodeSeen[] {
-    return this.codes.all();
+  /** The analyzer codes each instrument has sent, mapped or not, with count and last value; of one instrument (at most KEEP_CODES, newest first) or all. */
+  codesSeen(instrumentId?: string): CodeSeen[] {
+    return instrumentId === undefined ? this.codes.all() : this.codes.of(instrumentId);
   }
 
   /** The most recently stored results, newest first. */

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../src/message.js';
 import { KEEP_CODES } from '../../src/store/instrument-codes.js';
 import { migrations } from '../../src/store/migrations.js';
-import type { Store } from '../../src/store/store.js';
+import type { Store, StoreOptions } from '../../src/store/store.js';
 import { downgradeBefore, message, result, scratch } from './store-fixtures.js';
 
 const cleanups: (() => void)[] = [];
@@ -22,10 +22,10 @@ const unmapped = (code: string, value: string, unit: string | null) => ({
   observed: { value, unit },
 });
 
-function opened(): { store: Store; reopen: () => Store } {
+function opened(options: Partial<StoreOptions> = {}): { store: Store; reopen: () => Store } {
   const s = scratch();
   cleanups.push(s.cleanup);
-  return { store: s.open(), reopen: () => s.open() };
+  return { store: s.open(options), reopen: () => s.open(options) };
 }
 
 describe('codes seen', () => {
@@ -91,6 +91,81 @@ describe('codes seen', () => {
     expect(store.codesSeen().every((c) => c.code.startsWith('M19C'))).toBe(true);
     store.ingest(at(message([], [unmapped('NA', '140', 'mmol/L')]), RECEIVED + 30_000, 'chem-2'));
     expect(store.codesSeen().filter((c) => c.instrumentId === 'chem-2')).toHaveLength(1);
+  });
+
+  it(`keeps those needing a mapping first, then the newest: 2,000 codes of which 600 need one keep the newest ${KEEP_CODES} of those`, () => {
+    const mapping = Array.from({ length: 10 }, (_, m) => Array.from({ length: 140 }, (_, i) => ({ code: `M${m}_${i}`, loinc: '2345-7', unit: null }))).flat();
+    const { store } = opened({ mappingOf: (id) => (id === 'chem-1' ? mapping : undefined) });
+    // Ten messages a minute apart, each of 140 mapped codes and 60 that need a mapping.
+    for (let m = 0; m < 10; m++) {
+      const codes = [
+        ...Array.from({ length: 140 }, (_, i) => unmapped(`M${m}_${i}`, '1', null)),
+        ...Array.from({ length: 60 }, (_, i) => unmapped(`U${m}_${i}`, '1', null)),
+      ];
+      store.ingest(at(message([], codes), RECEIVED + m * 60_000));
+    }
+    const kept = store.codesSeen();
+    expect(kept).toHaveLength(KEEP_CODES);
+    expect(kept.every((c) => c.code.startsWith('U'))).toBe(true);
+    // The newest: messages 2 to 9 whole (480), and 20 of message 1 (the same instant: by code).
+    expect(kept.filter((c) => c.code.startsWith('U0_'))).toEqual([]);
+    expect(kept.filter((c) => c.code.startsWith('U1_'))).toHaveLength(20);
+    expect(kept.filter((c) => c.code.startsWith('U9_'))).toHaveLength(60);
+  });
+
+  it('judges by the mapping when the prune runs, not when a code was last seen: after a reload, as the page does', () => {
+    const codes = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    let mapping = codes('A', KEEP_CODES).map((code) => ({ code, loinc: '2345-7' }));
+    const { store } = opened({ mappingOf: () => mapping });
+    store.ingest(
+      message(
+        [],
+        codes('A', KEEP_CODES).map((c) => unmapped(c, '1', null)),
+      ),
+    );
+    // A reload takes the A lines out and maps the C codes; then the analyzer sends 100 C codes.
+    mapping = codes('C', 100).map((code) => ({ code, loinc: '2345-7' }));
+    store.ingest(
+      at(
+        message(
+          [],
+          codes('C', 100).map((c) => unmapped(c, '1', null)),
+        ),
+        RECEIVED + 60_000,
+      ),
+    );
+    // Every A code needs a mapping now: they are kept before the newer, mapped C codes.
+    expect(
+      store
+        .codesSeen()
+        .map((c) => c.code)
+        .sort(),
+    ).toEqual(codes('A', KEEP_CODES).sort());
+  });
+
+  it(`a table from before the bound is pruned when the writer opens it, and one instrument's read never takes more than ${KEEP_CODES}`, () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    const first = s.open();
+    const insert = first.db.prepare('INSERT INTO instrument_codes (instrument_id, code, seen, last_value, last_unit, last_at) VALUES (?, ?, 1, ?, NULL, ?)');
+    first.db.transaction(() => {
+      for (let i = 0; i < 2_000; i++) insert.run('chem-1', `C${i}`, '1', RECEIVED + i);
+    })();
+    first.close();
+    // An operator command beside the gateway reads, never prunes: its read is bounded all the same.
+    const reader = s.open({ lock: false });
+    expect(reader.codesSeen('chem-1')).toHaveLength(KEEP_CODES);
+    expect(reader.codesSeen()).toHaveLength(2_000);
+    reader.close();
+    // C0-C599 need a mapping (the others are mapped): the newest 500 of them are kept, and no mapped one.
+    const mapping = Array.from({ length: 1_400 }, (_, i) => ({ code: `C${600 + i}`, loinc: '2345-7' }));
+    const writer = s.open({ mappingOf: () => mapping });
+    const kept = writer.codesSeen('chem-1').map((c) => c.code);
+    expect(kept).toHaveLength(KEEP_CODES);
+    expect(kept).toContain('C599');
+    expect(kept).toContain('C100');
+    expect(kept).not.toContain('C99');
+    expect(kept).not.toContain('C1999');
   });
 
   it('an upgraded store lists the codes of its results and of its rejected captures', () => {

@@ -14,7 +14,7 @@ describe('rejected captures', () => {
     const summary = store.ingest(message([], [unmapped], raw));
     expect(summary).toEqual({ captureId: 1, inserted: 0, absorbed: 0, conflicts: 0, rejected: 1 });
     expect(store.rejectedCaptures(10)).toEqual([
-      { id: 1, instrumentId: 'chem-1', protocol: 'astm', receivedAt: message([]).capture.receivedAt, reasons: [unmapped] },
+      { id: 1, instrumentId: 'chem-1', protocol: 'astm', receivedAt: message([]).capture.receivedAt, reasons: [unmapped], reasonCount: 1 },
     ]);
     expect(store.captureRaw(1)).toEqual(Buffer.from(raw, 'latin1'));
     expect(store.captureRaw(99)).toBeUndefined();

@@ -4,8 +4,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { versionOf } from '../../src/config/config-versions.js';
-import { bindInstruments } from '../../src/driver-registry.js';
-import { ADMIN_TOKEN, baseOf, configRig, type ConfigRig, type Visitor } from './config-rig.js';
+import { ADMIN_TOKEN, baseOf, configRig, withChem2, type ConfigRig } from './config-rig.js';
 import { post } from './harness.js';
 
 const rigs: ConfigRig[] = [];
@@ -138,50 +137,6 @@ describe('a change', () => {
     expect(r.audit()).toHaveLength(1);
   });
 });
-
-/** Adds chem2 (ASTM records without the link layer on /dev/chem2) through the forms and journals one message of its four codes, rejected. */
-async function withChem2(r: ConfigRig): Promise<Visitor> {
-  const admin = await r.unlock(await r.visit());
-  const base = baseOf((await r.get(admin, '/configure')).body);
-  const add = {
-    change: 'add',
-    base,
-    kind: 'serial',
-    id: 'chem2',
-    driver: 'astm',
-    timezone: 'UTC',
-    path: '/dev/chem2',
-    baudRate: '9600',
-    dataBits: '8',
-    parity: 'none',
-    options: 'framing: none',
-  };
-  const applied = await r.submit(admin, '/configure/apply', add);
-  expect(applied.status, applied.body).toBe(200);
-  const raw = Buffer.from(
-    [
-      'H|\\^&|||Emu^1|||||||P|1|20260701120000',
-      'P|1',
-      'O|1|ACC-1',
-      'R|1|^^^GLU|5.4|mmol/L||N||F||||20260701120000',
-      'R|2|^^^NA|140|mmol/L||N||F||||20260701120000',
-      'R|3|^^^K|4.1|mmol/L||N||F||||20260701120000',
-      'R|4|^^^CREA|88|umol/L||N||F||||20260701120000',
-      'L|1|N',
-      '',
-    ].join('\r'),
-    'latin1',
-  );
-  const bound = bindInstruments(r.running());
-  const chem2 = bound.kind === 'ok' ? bound.instruments.get('chem2')! : undefined;
-  const decoded = chem2!.driver.decodeCapture(raw, chem2!.profile);
-  r.store.ingest({
-    capture: { instrumentId: 'chem2', protocol: 'astm', receivedAt: Date.now(), raw },
-    results: decoded.flatMap((d) => d.results),
-    rejections: decoded.flatMap((d) => d.rejections),
-  });
-  return admin;
-}
 
 const LOINCS = { GLU: '14749-6', NA: '2951-2', K: '2823-3', CREA: '14682-9' } as const;
 

@@ -151,3 +151,47 @@ export function baseOf(html: string): string {
   if (!m?.[1]) throw new Error('no base version in the page');
   return m[1];
 }
+
+/** Adds chem2 (ASTM records without the link layer on /dev/chem2) through the forms and journals one message of its four codes, rejected. */
+export async function withChem2(r: ConfigRig): Promise<Visitor> {
+  const admin = await r.unlock(await r.visit());
+  const base = baseOf((await r.get(admin, '/configure')).body);
+  const add = {
+    change: 'add',
+    base,
+    kind: 'serial',
+    id: 'chem2',
+    driver: 'astm',
+    timezone: 'UTC',
+    path: '/dev/chem2',
+    baudRate: '9600',
+    dataBits: '8',
+    parity: 'none',
+    options: 'framing: none',
+  };
+  const applied = await r.submit(admin, '/configure/apply', add);
+  if (applied.status !== 200) throw new Error(`adding chem2 answered ${applied.status}: ${applied.body.slice(0, 300)}`);
+  const raw = Buffer.from(
+    [
+      'H|\\^&|||Emu^1|||||||P|1|20260701120000',
+      'P|1',
+      'O|1|ACC-1',
+      'R|1|^^^GLU|5.4|mmol/L||N||F||||20260701120000',
+      'R|2|^^^NA|140|mmol/L||N||F||||20260701120000',
+      'R|3|^^^K|4.1|mmol/L||N||F||||20260701120000',
+      'R|4|^^^CREA|88|umol/L||N||F||||20260701120000',
+      'L|1|N',
+      '',
+    ].join('\r'),
+    'latin1',
+  );
+  const bound = bindInstruments(r.running());
+  const chem2 = bound.kind === 'ok' ? bound.instruments.get('chem2')! : undefined;
+  const decoded = chem2!.driver.decodeCapture(raw, chem2!.profile);
+  r.store.ingest({
+    capture: { instrumentId: 'chem2', protocol: 'astm', receivedAt: Date.now(), raw },
+    results: decoded.flatMap((d) => d.results),
+    rejections: decoded.flatMap((d) => d.rejections),
+  });
+  return admin;
+}

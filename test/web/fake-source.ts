@@ -2,6 +2,7 @@
 // audit log like the store's, so a test can see who did what and when.
 import type {
   ActionOutcome,
+  CodesPageOutcome,
   ConflictChoice,
   ConflictView,
   DayView,
@@ -159,6 +160,12 @@ export class FakeStatusSource implements StatusSource {
     this.state.rejectedCaptures = this.state.rejectedCaptures.filter((c) => c !== capture);
     this.record(actor, 'reprocessed', `capture:${id}`);
     return { kind: 'done', message: `Capture ${id} reprocessed: accepted.` };
+  }
+
+  codes(instrumentId: string, page: number): CodesPageOutcome {
+    const view = this.state.codesSeen?.find((c) => c.instrumentId === instrumentId && c.page === page);
+    if (!view) return { kind: 'not-found', message: 'No such page of codes.' };
+    return { kind: 'page', gatewayId: this.state.gatewayId, now: this.now(), codes: structuredClone(view) };
   }
 
   private record(actor: string, action: string, subject: string): void {

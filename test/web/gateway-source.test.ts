@@ -256,6 +256,8 @@ describe('codes seen through the gateway source', () => {
         ],
         total: 4,
         needMapping: 3,
+        page: 1,
+        pages: 1,
       },
     ]);
   });
@@ -277,12 +279,13 @@ describe('codes seen through the gateway source', () => {
     const source = gatewayStatusSource({ gatewayId: 'gw-1', now: s.clock.now, store, drains: () => [], instruments: () => [port('connected')] });
     const snapshot = await source.snapshot();
     const [chem] = snapshot.codesSeen!;
-    expect(chem).toMatchObject({ instrumentId: 'chem-1', total: 401, needMapping: 401 });
+    expect(chem).toMatchObject({ instrumentId: 'chem-1', total: 401, needMapping: 401, page: 1, pages: 5 });
     expect(chem!.codes).toHaveLength(CODES_SHOWN);
     expect(chem!.codes.every((c) => c.code.startsWith('M3C'))).toBe(true);
     const section = codesSection(snapshot).value;
     expect(section.match(/<tr data-code=/g)).toHaveLength(CODES_SHOWN);
-    expect(section).toContain('100 of the 401 codes kept are listed');
+    expect(section).toContain('Codes 1-100 of the 401 kept are listed');
+    expect(section).toContain('href="/codes?instrument=chem-1&amp;page=2"');
   });
 });
 

@@ -198,6 +198,8 @@ describe('codes seen', () => {
           ],
           total: 2,
           needMapping: 1,
+          page: 1,
+          pages: 1,
         },
       ],
     }).value;

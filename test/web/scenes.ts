@@ -192,6 +192,8 @@ export function onboardingState(h: Harness): void {
       ],
       total: 3,
       needMapping: 2,
+      page: 1,
+      pages: 1,
     },
   ];
   h.source.state.rejectedCaptures.push({

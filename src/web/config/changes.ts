@@ -2,6 +2,7 @@
 // instruments file's new text. The preview and the apply post the very same fields, so what is applied is what was
 // shown: the apply makes the text again from the same version of the file, or is refused because the file moved on.
 import { parseDocument } from 'yaml';
+import type { AnalyteMapping } from '../../config/mapping.js';
 import { editInstruments, type InstrumentEdit, type MappingRow, type NewInstrument } from '../../config/instrument-edits.js';
 import { codeProblem, loincProblem, oneOf, textProblem, unitProblem, wholeNumber, type FieldProblem } from './fields.js';
 import type { ChangeRecord, ConfigState } from './source.js';
@@ -9,7 +10,8 @@ import type { ChangeRecord, ConfigState } from './source.js';
 /** What a form asks for. */
 export type Change =
   | { kind: 'add'; instrument: NewInstrument }
-  | { kind: 'mapping'; id: string; rows: MappingRow[]; formRows: number[] }
+  /** `covered`: every code the form held (a page of them); the mapping of the others stays as it is. */
+  | { kind: 'mapping'; id: string; rows: MappingRow[]; formRows: number[]; covered: string[] }
   | { kind: 'copy-mapping'; id: string; from: string }
   | { kind: 'settings'; id: string; timezone: string; options: Record<string, unknown> }
   | { kind: 'service'; id: string; enabled: boolean }
@@ -18,7 +20,7 @@ export type Change =
 /** A form read: the change, or every problem of its fields; null when it is not one of the page's forms. */
 export type ReadChange = { kind: 'ok'; change: Change } | { kind: 'invalid'; problems: FieldProblem[] } | null;
 
-/** Mapping rows a form may carry (an instrument keeps its 500 most recent codes). */
+/** Mapping rows a form may carry (a page holds 100 and a blank one). */
 export const MAX_ROWS = 500;
 const DRIVERS = ['astm', 'hl7', 'line'] as const;
 const PARITY = ['none', 'even', 'odd'] as const;
@@ -91,8 +93,10 @@ function readMapping(id: string, get: (name: string) => string): ReadChange {
   const problems: FieldProblem[] = [];
   const rows: MappingRow[] = [];
   const formRows: number[] = [];
+  const covered: string[] = [];
   for (let n = 0; n < count; n++) {
     const [code, loinc, unit] = [get(`code.${n}`).trim(), get(`loinc.${n}`).trim(), get(`unit.${n}`).trim()];
+    if (code !== '') covered.push(code);
     if (code === '' && loinc === '' && unit === '') continue;
     const before = problems.length;
     collect(problems, `code.${n}`, codeProblem(code));
@@ -103,7 +107,7 @@ function readMapping(id: string, get: (name: string) => string): ReadChange {
     rows.push({ code, loinc, ...(unit === '*' ? {} : { unit: unit === '' ? null : unit }), ...(get(`qc.${n}`) === 'qc' ? { qc: true } : {}) });
     formRows.push(n);
   }
-  return problems.length ? { kind: 'invalid', problems } : ok({ kind: 'mapping', id, rows, formRows });
+  return problems.length ? { kind: 'invalid', problems } : ok({ kind: 'mapping', id, rows, formRows, covered });
 }
 
 function readSettings(id: string, get: (name: string) => string): ReadChange {
@@ -167,11 +171,13 @@ function toEdit(change: Exclude<Change, { kind: 'restore' }>, state: ConfigState
       const where = t['kind'] === 'serial' ? `on ${String(t['path'])}` : `listening on port ${String(t['port'])}`;
       return { edit: change, summary: `${change.instrument.id} added (${change.instrument.driver} ${where})` };
     }
-    case 'mapping':
+    case 'mapping': {
+      const mapping = merged(state.instruments.find((i) => i.config.id === change.id)?.config.mapping ?? [], change.rows, new Set(change.covered));
       return {
-        edit: { kind: 'mapping', id: change.id, mapping: change.rows },
-        summary: `${change.id}: mapping of ${change.rows.length} code${change.rows.length === 1 ? '' : 's'}`,
+        edit: { kind: 'mapping', id: change.id, mapping },
+        summary: `${change.id}: mapping of ${mapping.length} code${mapping.length === 1 ? '' : 's'}`,
       };
+    }
     case 'copy-mapping':
       return copyMapping(change, state);
     case 'settings':
@@ -179,6 +185,26 @@ function toEdit(change: Exclude<Change, { kind: 'restore' }>, state: ConfigState
     case 'service':
       return { edit: change, summary: `${change.id} ${change.enabled ? 'back in service' : 'taken out of service'}` };
   }
+}
+
+// A form holds a page of the codes: its rows replace the entries of the codes it held where they stood (a code left
+// without a LOINC loses its entry), a code new to the mapping goes at the end, and the other codes' entries stay as
+// they are, so the file changes only where the form did.
+function merged(existing: readonly AnalyteMapping[], rows: readonly MappingRow[], covered: ReadonlySet<string>): MappingRow[] {
+  const byCode = new Map<string, MappingRow[]>();
+  for (const r of rows) byCode.set(r.code, [...(byCode.get(r.code) ?? []), r]);
+  const out: MappingRow[] = [];
+  for (const m of existing) {
+    if (!covered.has(m.code)) out.push(asRow(m));
+    else if (byCode.has(m.code)) out.push(...byCode.get(m.code)!);
+    byCode.delete(m.code);
+  }
+  for (const added of byCode.values()) out.push(...added);
+  return out;
+}
+
+function asRow(m: AnalyteMapping): MappingRow {
+  return { code: m.code, loinc: m.loinc, ...(m.unit !== undefined ? { unit: m.unit } : {}), ...(m.qc ? { qc: true } : {}) };
 }
 
 // Another instrument's rows for the codes this one does not map yet; its own rows stay as they are.
@@ -191,12 +217,7 @@ function copyMapping(change: { id: string; from: string }, state: ConfigState): 
   const own = new Set(target.config.mapping.map((m) => m.code));
   const added = source.config.mapping.filter((m) => !own.has(m.code));
   if (added.length === 0) return `${change.from} maps no code that ${change.id} does not map already`;
-  const rows = [...target.config.mapping, ...added].map((m): MappingRow => ({
-    code: m.code,
-    loinc: m.loinc,
-    ...(m.unit !== undefined ? { unit: m.unit } : {}),
-    ...(m.qc ? { qc: true } : {}),
-  }));
+  const rows = [...target.config.mapping, ...added].map(asRow);
   return {
     edit: { kind: 'mapping', id: change.id, mapping: rows },
     summary: `${change.id}: ${added.length} code${added.length === 1 ? '' : 's'} mapped as on ${change.from}`,

@@ -64,7 +64,8 @@ export async function formAgain(
   }
   if ((kind === 'mapping' || kind === 'copy-mapping') && entry) {
     // A copy's problem is the form's as a whole: the mapping form is shown as it is, the problem above it.
-    return mappingPage(s, ctx, entry, await source.codesOf(entry.config.id), kind === 'copy-mapping' ? { get: () => undefined, problems } : values);
+    const page = /^[1-9][0-9]{0,5}$/.test(form.get('page') ?? '') ? Number(form.get('page')) : 1;
+    return mappingPage(s, ctx, entry, await source.codesOf(entry.config.id), kind === 'copy-mapping' ? { get: () => undefined, problems } : values, page);
   }
   if (kind === 'settings' && entry) return settingsPage(s, ctx, entry, values);
   return overviewPage(s, ctx, now, { text: `Not changed: ${problems.map((p) => p.message).join('; ')}`, ok: false });

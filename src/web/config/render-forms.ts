@@ -3,6 +3,7 @@
 // refusal, it keeps what was typed and names every problem at its field.
 import { stringify } from 'yaml';
 import { suggestLoinc } from '../../config/analyte-suggestions.js';
+import { mappingNeeds } from '../../config/mapping-need.js';
 import { baudRates } from '../../config/schema.js';
 import { html, type SafeHtml } from '../status/html.js';
 import { paths } from '../status/paths.js';
@@ -121,24 +122,46 @@ export function settingsPage(s: ConfigState, ctx: ConfigPageContext, e: Instrume
   );
 }
 
-/** The mapping rows: every code the instrument sent, then those only mapped, then one blank row. */
-function rows(
-  e: InstrumentEntry,
-  codes: readonly SeenCode[],
-): { code: string; seen: SeenCode | null; mapped: InstrumentEntry['config']['mapping'][number] | null }[] {
+/** Rows a page of the mapping form holds, beside its blank row. */
+export const MAPPING_PAGE = 100;
+
+type Row = { code: string; seen: SeenCode | null; mapped: InstrumentEntry['config']['mapping'][number] | null };
+
+/** The mapping rows: the codes the instrument sent (those needing a mapping first), then those only mapped. */
+function rows(e: InstrumentEntry, codes: readonly SeenCode[]): Row[] {
   const byCode = new Map(e.config.mapping.map((m) => [m.code, m]));
-  const seen = codes.map((c) => ({ code: c.code, seen: c, mapped: byCode.get(c.code) ?? null }));
-  const only = e.config.mapping.filter((m) => !codes.some((c) => c.code === m.code)).map((m) => ({ code: m.code, seen: null, mapped: m }));
-  return [...seen, ...only, { code: '', seen: null, mapped: null }];
+  const judge = mappingNeeds(e.config.mapping);
+  const needs = (c: SeenCode): number => (judge(c.code, c.lastUnit, c.lastValue).need === null ? 0 : 1);
+  const seen = [...codes].sort((a, b) => needs(b) - needs(a)).map((c) => ({ code: c.code, seen: c, mapped: byCode.get(c.code) ?? null }));
+  const sent = new Set(codes.map((c) => c.code));
+  const only = e.config.mapping.filter((m) => !sent.has(m.code)).map((m) => ({ code: m.code, seen: null, mapped: m }));
+  return [...seen, ...only];
+}
+
+/** How many pages the mapping form of these codes has. */
+export function mappingPages(e: InstrumentEntry, codes: readonly SeenCode[]): number {
+  return Math.max(1, Math.ceil(rows(e, codes).length / MAPPING_PAGE));
+}
+
+function mappingPager(id: string, page: number, pages: number): SafeHtml | string {
+  if (pages <= 1) return '';
+  const href = (n: number): string => `${paths.configureMapping}?${new URLSearchParams({ id, page: String(n) }).toString()}`;
+  const previous = page > 1 ? html`<a class="btn btn-secondary" rel="prev" href="${href(page - 1)}">Previous page</a>` : '';
+  const next = page < pages ? html`<a class="btn btn-secondary" rel="next" href="${href(page + 1)}">Next page</a>` : '';
+  return html`<p class="note">Each page is previewed and applied on its own: the codes on the other pages keep their mapping.</p>
+<nav class="row pager" data-mapping-pager="${id}">${previous}<span>Page ${page} of ${pages}</span>${next}</nav>`;
 }
 
 function unitText(unit: string | null | undefined): string {
   return unit === undefined ? '*' : (unit ?? '');
 }
 
-/** Every code of an instrument in one form, and copying another instrument's mapping. */
-export function mappingPage(s: ConfigState, ctx: ConfigPageContext, e: InstrumentEntry, codes: readonly SeenCode[], v: FormValues): string {
-  const all = rows(e, codes);
+/** A page (from 1) of an instrument's codes in one form, with a blank row, and copying another instrument's mapping. */
+export function mappingPage(s: ConfigState, ctx: ConfigPageContext, e: InstrumentEntry, codes: readonly SeenCode[], v: FormValues, page = 1): string {
+  const every = rows(e, codes);
+  const pages = Math.max(1, Math.ceil(every.length / MAPPING_PAGE));
+  const at1 = Math.min(page, pages);
+  const all = [...every.slice((at1 - 1) * MAPPING_PAGE, at1 * MAPPING_PAGE), { code: '', seen: null, mapped: null }];
   const body = all.map((r, n) => {
     const suggestion = r.mapped ? null : suggestLoinc(r.code, r.seen?.lastUnit ?? null);
     const code = r.code
@@ -187,6 +210,6 @@ ${field(
   return configPage(
     ctx,
     `${e.config.id}: mapping`,
-    html`<h2>${e.config.id}: codes and mapping</h2>${form(ctx, s.version, 'mapping', { id: e.config.id, rows: String(all.length) }, table, v.problems)}${copy}`,
+    html`<h2>${e.config.id}: codes and mapping</h2>${mappingPager(e.config.id, at1, pages)}${form(ctx, s.version, 'mapping', { id: e.config.id, rows: String(all.length), page: String(at1) }, table, v.problems)}${copy}`,
   );
 }

@@ -5,6 +5,7 @@ import { paths } from '../status/paths.js';
 import { layout } from '../status/render-page.js';
 import { hunks, type DiffLine } from '../../config/line-diff.js';
 import type { FieldProblem } from './fields.js';
+import { PROBLEMS_LISTED } from '../status/listed.js';
 
 /** Per-request facts every configuration page needs. */
 export interface ConfigPageContext {
@@ -34,7 +35,12 @@ export function configPage(ctx: ConfigPageContext, title: string, body: SafeHtml
 /** Every problem, with where it is. */
 export function problemList(problems: readonly FieldProblem[] | readonly { path: string; message: string }[], lead: string): SafeHtml {
   if (problems.length === 0) return html``;
-  const items = problems.map((p) => ('path' in p ? html`<li><code>${p.path}</code>: ${p.message}</li>` : html`<li>${p.message}</li>`));
+  // A broken file can have thousands of problems: the first PROBLEMS_LISTED, and how many more.
+  const items = problems
+    .slice(0, PROBLEMS_LISTED)
+    .map((p) => ('path' in p ? html`<li><code>${p.path}</code>: ${p.message}</li>` : html`<li>${p.message}</li>`));
+  const more = problems.length - PROBLEMS_LISTED;
+  if (more > 0) items.push(html`<li class="more">and ${more} more (<code>labgate check-config</code> lists them all)</li>`);
   return html`<div class="flash flash-error" role="alert" data-problems="${problems.length}"><p><strong>${lead}</strong></p><ul class="reasons">${items}</ul></div>`;
 }
 

@@ -7,7 +7,7 @@ import { redirect } from '../status/actions.js';
 import { readForm } from '../status/form.js';
 import { paths } from '../status/paths.js';
 import { changeRoutes } from './change-routes.js';
-import { addPage, mappingPage, settingsPage } from './render-forms.js';
+import { addPage, mappingPage, mappingPages, settingsPage } from './render-forms.js';
 import { overviewPage } from './render-overview.js';
 import { configPage, unlockForm, type ConfigPageContext } from './render-parts.js';
 import { pageContext, type ConfigRouteContext } from './context.js';
@@ -107,7 +107,13 @@ export function configRoutes(c: ConfigRouteContext): Route[] {
     }),
     formRoute(c, paths.configureMapping, async (url, ctx) => {
       const e = await entry(url);
-      return 'missing' in e ? e : mappingPage(e.s, ctx, e.found, await c.source.codesOf(e.found.config.id), empty);
+      if ('missing' in e) return e;
+      const codes = await c.source.codesOf(e.found.config.id);
+      const page = url.searchParams.getAll('page');
+      const n = page.length === 0 ? 1 : page.length === 1 && /^[1-9][0-9]{0,5}$/.test(page[0]!) ? Number(page[0]) : 0;
+      const pages = mappingPages(e.found, codes);
+      if (n < 1 || n > pages) return { missing: `There is no such page of ${e.found.config.id}'s codes (it has ${pages}).` };
+      return mappingPage(e.s, ctx, e.found, codes, empty, n);
     }),
     ...unlockRoutes(c),
     ...changeRoutes(c),

@@ -1,50 +1,35 @@
 // The codes an instrument has sent, held against its mapping as configured now: those whose results are rejected come
-// first, each with the mapping line it needs. The line leaves the LOINC empty on purpose: copied as it is, the
-// configuration refuses it (an empty LOINC is invalid), so a guessed code never reaches a sink.
+// first, each with the mapping line it needs, then the most recently seen; listed a page at a time. The line leaves
+// the LOINC empty on purpose: copied as it is, the configuration refuses it (an empty LOINC is invalid), so a guessed
+// code never reaches a sink.
 import type { AnalyteMapping } from '../../config/mapping.js';
-import { lookupAnalyte } from '../../config/mapping.js';
+import { mappingNeeds } from '../../config/mapping-need.js';
 import type { CodeSeen } from '../../store/instrument-codes.js';
 import type { CodeSeenView, InstrumentCodesView } from './source.js';
 
-/** Codes listed per instrument on the page and in /status.json: those needing a mapping first, then the newest. */
+/** Codes listed a page: the status page and /status.json show the first page of each instrument, /codes the others. */
 export const CODES_SHOWN = 100;
 
-/** The codes of each instrument in `instruments` (in that order); `mappingOf` is its mapping now (undefined: none). */
-export function codesView(
-  rows: readonly CodeSeen[],
-  instruments: readonly string[],
-  mappingOf: (id: string) => readonly AnalyteMapping[] | undefined,
-): InstrumentCodesView[] {
-  const byInstrument = new Map<string, CodeSeen[]>();
-  for (const r of rows) {
-    const list = byInstrument.get(r.instrumentId);
-    if (list) list.push(r);
-    else byInstrument.set(r.instrumentId, [r]);
-  }
-  return instruments.flatMap((instrumentId) => {
-    const mapping = mappingOf(instrumentId) ?? [];
-    const all = (byInstrument.get(instrumentId) ?? []).map((r) => codeView(r, mapping));
-    if (all.length === 0) return [];
-    const needsFirst = (a: CodeSeenView, b: CodeSeenView): number => Number(b.problem !== null) - Number(a.problem !== null);
-    const codes = all.sort((a, b) => needsFirst(a, b) || b.lastAt - a.lastAt).slice(0, CODES_SHOWN);
-    codes.sort((a, b) => needsFirst(a, b) || a.code.localeCompare(b.code));
-    return [{ instrumentId, codes, total: all.length, needMapping: all.filter((c) => c.problem !== null).length }];
-  });
+/**
+ * Page `page` (from 1) of one instrument's codes (`rows`, at most the store's bound); `mapping` is its mapping now
+ * (undefined: none). A page past the last lists no code; `pages` says how many there are (at least 1).
+ */
+export function codesPage(instrumentId: string, rows: readonly CodeSeen[], mapping: readonly AnalyteMapping[] | undefined, page = 1): InstrumentCodesView {
+  const judge = mappingNeeds(mapping ?? []);
+  const all = rows.map((r) => codeView(r, judge));
+  const needsFirst = (a: CodeSeenView, b: CodeSeenView): number => Number(b.problem !== null) - Number(a.problem !== null);
+  all.sort((a, b) => needsFirst(a, b) || b.lastAt - a.lastAt || (a.code < b.code ? -1 : 1));
+  // Within a page, the codes needing a mapping, then the others, each by code: easier to read than by time.
+  const codes = all.slice((page - 1) * CODES_SHOWN, page * CODES_SHOWN).sort((a, b) => needsFirst(a, b) || a.code.localeCompare(b.code));
+  const needMapping = all.filter((c) => c.problem !== null).length;
+  return { instrumentId, codes, total: all.length, needMapping, page, pages: Math.max(1, Math.ceil(all.length / CODES_SHOWN)) };
 }
 
-function codeView(r: CodeSeen, mapping: readonly AnalyteMapping[]): CodeSeenView {
+function codeView(r: CodeSeen, judge: ReturnType<typeof mappingNeeds>): CodeSeenView {
   const base = { code: r.code, seen: r.seen, lastValue: r.lastValue, lastUnit: r.lastUnit, lastAt: r.lastAt };
-  const entry = mapping.find((m) => m.code === r.code.trim());
+  const { entry, need } = judge(r.code, r.lastUnit, r.lastValue);
   if (!entry) return { ...base, loinc: null, problem: 'not mapped', yaml: mappingLine(r.code, '', r.lastUnit) };
-  const found = lookupAnalyte(mapping, r.code, r.lastUnit);
-  // A code seen only in a rejection from before the upgrade has no unit kept: it is not called a mismatch.
-  const differs = found.kind === 'rejected' && r.lastValue !== null;
-  return {
-    ...base,
-    loinc: entry.loinc,
-    problem: differs ? 'unit differs' : null,
-    yaml: mappingLine(entry.code, entry.loinc, differs ? r.lastUnit : entry.unit),
-  };
+  return { ...base, loinc: entry.loinc, problem: need, yaml: mappingLine(entry.code, entry.loinc, need === 'unit differs' ? r.lastUnit : entry.unit) };
 }
 
 /** One `mapping:` list item; JSON strings are YAML double-quoted scalars, escapes included. */

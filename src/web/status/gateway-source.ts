@@ -19,17 +19,30 @@ import type {
   SinkHour,
 } from '../../store/store.js';
 import type { PortStatus } from '../../transport/supervisor.js';
-import { codesView } from './codes-view.js';
+import { codesPage } from './codes-view.js';
+import { PROBLEMS_LISTED } from './listed.js';
 import { dayView, windowStart } from './day-view.js';
 import { DailyCounters } from './daily-counters.js';
 import { instrumentView, ordersToday, payloadFields, sinkView, storedFields, type StoredResult } from './gateway-views.js';
-import type { ActionOutcome, ConflictChoice, DeliveryState, NewPortCard, ReloadView, StatusSnapshot, StatusSource } from './source.js';
+import type {
+  ActionOutcome,
+  CodesPageOutcome,
+  ConflictChoice,
+  DeliveryState,
+  InstrumentCodesView,
+  NewPortCard,
+  ReloadView,
+  StatusSnapshot,
+  StatusSource,
+} from './source.js';
 
 /** The store's read and operator methods the page uses (a Store satisfies it). */
 export interface StatusStore {
   recentResults(limit: number): StoredResult[];
   openConflicts(limit: number): OpenConflict[];
   rejectedCaptures(limit: number): RejectedCapture[];
+  /** How many rejected captures and open conflicts there are in all. */
+  queueCounts?(): { rejectedCaptures: number; conflicts: number };
   /** Resolves a conflict in one transaction, audited with the actor. */
   resolveConflict?(id: number, choice: ConflictChoice, actor: string): Resolution;
   /** Outbox state per sink of each result, in one query. */
@@ -38,8 +51,8 @@ export interface StatusStore {
   resultOf?(ref: ResultRef): { accession: string; analyteLoinc: string } | undefined;
   /** Every instrument's figures for a local day and its last message time (kept by ingest; survives a restart). */
   instrumentFigures?(day: string): InstrumentFigures[];
-  /** Every analyzer code each instrument has sent (kept by ingest). */
-  codesSeen?(): CodeSeen[];
+  /** The analyzer codes an instrument has sent (kept by ingest, at most the store's bound). */
+  codesSeen?(instrumentId: string): CodeSeen[];
   /** Every instrument's figures per hour from an epoch hour on (kept by ingest). */
   instrumentHours?(sinceHour: number): HourFigures[];
   /** Each sink's deliveries per hour and backlog samples. */
@@ -109,7 +122,22 @@ export function gatewayStatusSource(parts: GatewayStatusParts): StatusSource {
     },
     resolveConflict: (id, choice, actor) => resolveConflict(parts, id, choice, actor),
     reprocessCapture: (id, actor) => reprocess(parts, id, actor),
+    codes: (instrumentId, page) => codes(parts, instrumentId, page),
   };
+}
+
+function codesOf(parts: GatewayStatusParts, instrumentId: string, page: number): InstrumentCodesView | null {
+  const read = parts.store.codesSeen;
+  if (!read) return null;
+  return codesPage(instrumentId, read.call(parts.store, instrumentId), parts.mappingOf?.(instrumentId), page);
+}
+
+function codes(parts: GatewayStatusParts, instrumentId: string, page: number): CodesPageOutcome {
+  if (!parts.instruments().some((p) => p.instrument === instrumentId)) return { kind: 'not-found', message: 'No configured instrument has that id.' };
+  const view = codesOf(parts, instrumentId, page);
+  if (view === null) return { kind: 'not-found', message: 'This version of labgate keeps no codes.' };
+  if (page > view.pages) return { kind: 'not-found', message: `${instrumentId}'s codes fill ${plural(view.pages, 'page')}; there is no page ${page}.` };
+  return { kind: 'page', gatewayId: parts.gatewayId, now: parts.now(), codes: view };
 }
 
 function resolveConflict(parts: GatewayStatusParts, id: number, choice: ConflictChoice, actor: string): ActionOutcome {
@@ -141,7 +169,10 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
   const { store } = parts;
   const drains = new Map(parts.drains().map((d) => [d.sink, d]));
   const counts = store.outbox.counts();
-  if (store.orders && parts.twoWay?.size) counts.push(store.orders.dispatchCounts());
+  const dispatches = store.orders?.dispatchCounts();
+  // Refused dispatches are listed (and counted) whether or not an instrument is two-way now.
+  const dead = counts.reduce((n, c) => n + c.dead, 0) + (dispatches?.dead ?? 0);
+  if (dispatches && parts.twoWay?.size) counts.push(dispatches);
   for (const sink of drains.keys()) {
     if (!counts.some((c) => c.sink === sink)) counts.push({ sink, pending: 0, sent: 0, dead: 0, conflict: 0, oldestPendingAt: null });
   }
@@ -157,15 +188,7 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
       const today = daily.today(p, now, figures === null ? null : figures.get(p.instrument));
       return instrumentView(p, today, orders && parts.twoWay?.has(p.instrument) ? ordersToday(orders.get(p.instrument)) : undefined);
     }),
-    ...(store.codesSeen
-      ? {
-          codesSeen: codesView(
-            store.codesSeen(),
-            ports.map((p) => p.instrument),
-            parts.mappingOf ?? (() => undefined),
-          ),
-        }
-      : {}),
+    ...(store.codesSeen ? { codesSeen: ports.flatMap((p) => codesOf(parts, p.instrument, 1) ?? []).filter((v) => v.total > 0) } : {}),
     ...day(
       parts,
       now,
@@ -210,6 +233,7 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
       incoming: payloadFields(c.incomingPayload),
     })),
     rejectedCaptures: store.rejectedCaptures(queueLimit).map((r) => ({ ...r, reasons: r.reasons.map((x) => ({ ...x })) })),
+    ...(store.queueCounts ? { queueTotals: { deadLetters: dead, ...store.queueCounts() } } : {}),
   };
 }
 
@@ -237,5 +261,7 @@ function newPortCard(p: PortStatus): NewPortCard {
 
 function reloadOf(parts: GatewayStatusParts): Pick<StatusSnapshot, 'reload'> {
   const reload = parts.reload?.() ?? null;
-  return reload === null ? {} : { reload };
+  if (reload === null) return {};
+  if (reload.problems.length <= PROBLEMS_LISTED) return { reload };
+  return { reload: { ...reload, problems: reload.problems.slice(0, PROBLEMS_LISTED), problemCount: reload.problems.length } };
 }

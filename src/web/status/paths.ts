@@ -5,6 +5,9 @@ export const paths = {
   page: '/',
   fragment: '/fragment',
   json: '/status.json',
+  /** Further pages of an instrument's codes (`?instrument=ID&page=N`), as a page and as JSON. */
+  codes: '/codes',
+  codesJson: '/codes.json',
   css: '/status.css',
   js: '/status.js',
   login: '/login',

@@ -65,6 +65,8 @@ function rejectedRow(r: RejectedCaptureView, csrf: string, now: number): SafeHtm
     (x) =>
       html`<li>${x.reason}${x.analyzerCode ? html` <small>(code ${x.analyzerCode})</small>` : ''}${x.accession ? html` <small>accession ${x.accession}</small>` : ''}</li>`,
   );
+  const more = (r.reasonCount ?? 0) - r.reasons.length;
+  if (more > 0) reasons.push(html`<li class="more" data-more-reasons="${more}">and ${more} more</li>`);
   const reprocess = actionForm(paths.reprocessCapture, csrf, { id: String(r.id) }, 'Reprocess');
   return html`<tr data-capture="${String(r.id)}"><td class="num">${r.id}</td><td>${r.instrumentId}</td><td>${r.protocol}</td><td>${ago(r.receivedAt, now)}</td>
 <td><ul class="reasons">${reasons}</ul></td><td>${reprocess}</td></tr>`;
@@ -83,10 +85,19 @@ function rejectedCaptures(s: StatusSnapshot, csrf: string): SafeHtml {
 <tbody>${s.rejectedCaptures.map((r) => rejectedRow(r, csrf, s.now))}</tbody></table></div>`;
 }
 
+// A queue's heading counts all it holds; below it, when the list is shorter, how many are listed and which.
+function heading(title: string, listed: number, total: number | undefined): SafeHtml {
+  const all = Math.max(total ?? listed, listed);
+  const note =
+    all > listed ? html`<p class="note" data-listed="${listed}">The oldest ${listed} of ${all} are listed; the others follow as these are dealt with.</p>` : '';
+  return html`<h2>${title} <span class="count">${all}</span></h2>${note}`;
+}
+
 /** The three work queues with their counts in the headings. */
 export function queuesSection(s: StatusSnapshot, csrf: string): SafeHtml {
   const conflicts = s.conflicts.length ? s.conflicts.map((c) => conflictCard(c, csrf, s.now)) : html`<p class="empty">No conflicts.</p>`;
-  return html`<section id="dead-letters"><h2>Dead letters <span class="count">${s.deadLetters.length}</span></h2>${deadLetters(s, csrf)}</section>
-<section id="conflicts"><h2>Conflicts <span class="count">${s.conflicts.length}</span></h2>${conflicts}</section>
-<section id="rejected"><h2>Rejected messages <span class="count">${s.rejectedCaptures.length}</span></h2>${rejectedCaptures(s, csrf)}</section>`;
+  const totals = s.queueTotals;
+  return html`<section id="dead-letters">${heading('Dead letters', s.deadLetters.length, totals?.deadLetters)}${deadLetters(s, csrf)}</section>
+<section id="conflicts">${heading('Conflicts', s.conflicts.length, totals?.conflicts)}${conflicts}</section>
+<section id="rejected">${heading('Rejected messages', s.rejectedCaptures.length, totals?.rejectedCaptures)}${rejectedCaptures(s, csrf)}</section>`;
 }

@@ -10,6 +10,8 @@ export function reloadSection(s: StatusSnapshot): SafeHtml {
   if (!r) return html``;
   const refused = r.outcome === 'refused';
   const problems = r.problems.map((p) => html`<li><code>${p.path}</code>: ${p.message}</li>`);
+  const more = (r.problemCount ?? 0) - r.problems.length;
+  if (more > 0) problems.push(html`<li class="more" data-more-problems="${more}">and ${more} more (<code>labgate check-config</code> lists them all)</li>`);
   const waiting = r.waitingForRestart.length
     ? html`<p>Changed, but only a restart applies it (<code>systemctl restart labgate</code>): ${r.waitingForRestart.map((k, i) => html`${i ? ', ' : ''}<code>${k}</code>`)}.</p>`
     : '';

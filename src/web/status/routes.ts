@@ -14,6 +14,8 @@ import { readForm } from './form.js';
 import { FlashMessages, SnapshotCache } from './page-state.js';
 import { paths } from './paths.js';
 import { liveFragment, loginPage, statusPage as renderPage } from './render-page.js';
+import { codesMissingDocument, codesPageDocument } from './render-codes-page.js';
+import { instrumentIdPattern } from '../../config/schema.js';
 import type { StatusSnapshot, StatusSource } from './source.js';
 import { styleSheet } from './style.js';
 import type { Session } from './session.js';
@@ -30,6 +32,7 @@ export interface StatusRoutesOptions {
 }
 
 const HTML = 'text/html; charset=utf-8';
+const TEXT = 'text/plain; charset=utf-8';
 
 // Everything but the clock: two snapshots that differ only in `now` render the same apart from relative times,
 // which the client script advances itself.
@@ -40,13 +43,47 @@ function etagOf(s: StatusSnapshot): string {
     .slice(0, 22)}"`;
 }
 
-function withSession(auth: StatusAuth, handler: (req: IncomingMessage, res: ServerResponse, session: Session) => Promise<void>): Route['handler'] {
-  return async (req, res) => {
+function withSession(auth: StatusAuth, handler: (req: IncomingMessage, res: ServerResponse, session: Session, url: URL) => Promise<void>): Route['handler'] {
+  return async (req, res, url) => {
     const session = auth.session(req, res);
     // Only reachable when the guard was not installed: refuse rather than serve.
     if (session === undefined) return send(res, 401, HTML, loginPage(null));
-    await handler(req, res, session);
+    await handler(req, res, session, url);
   };
+}
+
+// `?instrument=ID&page=N`: one of each at most, an id as the configuration allows one, a page from 1 (default 1).
+function codesQuery(url: URL): { instrumentId: string; page: number } | null {
+  const ids = url.searchParams.getAll('instrument');
+  const pages = url.searchParams.getAll('page');
+  if (ids.length !== 1 || pages.length > 1 || !instrumentIdPattern.test(ids[0]!)) return null;
+  if (pages.length === 1 && !/^[1-9][0-9]{0,5}$/.test(pages[0]!)) return null;
+  return { instrumentId: ids[0]!, page: pages.length ? Number(pages[0]) : 1 };
+}
+
+const CODES_QUERY = 'expected ?instrument=ID&page=N: one configured instrument id, and a page number from 1';
+
+// A page of an instrument's codes past the first, as a page or as JSON; a query that is not one is refused (400), an
+// instrument or page that does not exist is not found (404).
+function codesRoutes(source: StatusSource, auth: StatusAuth): Route[] {
+  const JSON_TYPE = 'application/json; charset=utf-8';
+  const answer = (json: boolean) =>
+    withSession(auth, async (_req, res, _session, url) => {
+      const query = codesQuery(url);
+      if (query === null) return json ? send(res, 400, JSON_TYPE, JSON.stringify({ error: CODES_QUERY }) + '\n') : send(res, 400, TEXT, `${CODES_QUERY}\n`);
+      const outcome = await source.codes(query.instrumentId, query.page);
+      if (outcome.kind === 'not-found') {
+        return json
+          ? send(res, 404, JSON_TYPE, JSON.stringify({ error: outcome.message }) + '\n')
+          : send(res, 404, HTML, codesMissingDocument(outcome.message));
+      }
+      if (json) return send(res, 200, JSON_TYPE, JSON.stringify(outcome.codes) + '\n');
+      send(res, 200, HTML, codesPageDocument(outcome));
+    });
+  return [
+    { method: 'GET', path: paths.codes, handler: answer(false) },
+    { method: 'GET', path: paths.codesJson, handler: answer(true) },
+  ];
 }
 
 function loginRoutes(auth: StatusAuth): Route[] {
@@ -110,6 +147,7 @@ export function statusRoutes(source: StatusSource, options: StatusRoutesOptions)
     { method: 'GET', path: paths.json, handler: json },
     { method: 'GET', path: paths.css, handler: (_req, res) => send(res, 200, 'text/css; charset=utf-8', styleSheet) },
     { method: 'GET', path: paths.js, handler: (_req, res) => send(res, 200, 'text/javascript; charset=utf-8', clientScript) },
+    ...codesRoutes(source, auth),
     ...loginRoutes(auth),
     ...actionRoutes({ source, auth, flashes, snapshots, ...(options.log ? { log: options.log } : {}) }),
   ];

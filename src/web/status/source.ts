@@ -138,7 +138,9 @@ export interface RejectedCaptureView {
   instrumentId: string;
   protocol: string;
   receivedAt: number;
+  /** The first few reasons (store/captures.ts REASONS_LISTED); `reasonCount` says how many it has, when known. */
   reasons: { reason: string; analyzerCode?: string; accession?: string }[];
+  reasonCount?: number;
 }
 
 /** One analyzer code an instrument has sent, with the mapping it meets now. */
@@ -156,15 +158,21 @@ export interface CodeSeenView {
   yaml: string;
 }
 
-/** The codes of one instrument, those that need a mapping first. */
+/** A page of one instrument's codes: those that need a mapping first, then the most recently seen. */
 export interface InstrumentCodesView {
   instrumentId: string;
-  /** At most CODES_SHOWN (codes-view.ts): those needing a mapping first, then the most recently seen. */
+  /** At most CODES_SHOWN (codes-view.ts): this page's. */
   codes: CodeSeenView[];
   /** Codes the store keeps for the instrument, and how many of them need a mapping (listed or not). */
   total: number;
   needMapping: number;
+  /** This page (from 1) and how many there are; the others are at /codes and /codes.json (paths.ts). */
+  page: number;
+  pages: number;
 }
+
+/** A page of an instrument's codes, with what the page around it shows; or why there is none. */
+export type CodesPageOutcome = { kind: 'page'; gatewayId: string; now: number; codes: InstrumentCodesView } | { kind: 'not-found'; message: string };
 
 /** The last 24 hours, hour by hour, from the store's counters. */
 export interface DayView {
@@ -183,7 +191,9 @@ export interface ReloadView {
   at: number;
   outcome: 'applied' | 'refused';
   summary: string;
+  /** The first PROBLEMS_LISTED (listed.ts); `problemCount` says how many there were when more. */
   problems: { path: string; message: string }[];
+  problemCount?: number;
   waitingForRestart: string[];
 }
 
@@ -203,16 +213,19 @@ export interface StatusSnapshot {
   sinks: SinkView[];
   /** Newest first. */
   recentResults: ResultView[];
+  /** The oldest of each queue, at most the source's limit (100 by default; dead letters: per kind of row). */
   deadLetters: DeadLetterView[];
   conflicts: ConflictView[];
   rejectedCaptures: RejectedCaptureView[];
+  /** How many each queue holds in all, listed or not; absent where the source cannot count them. */
+  queueTotals?: { deadLetters: number; conflicts: number; rejectedCaptures: number };
   /** The last configuration reload; absent before the first. */
   reload?: ReloadView;
   /** Serial ports no instrument names, being detected; absent when the gateway looks for none. */
   newPorts?: NewPortCard[];
   /** The day at a glance; absent when the store keeps no hourly counters. */
   day?: DayView;
-  /** Every code each configured instrument has sent; absent when the store keeps none. */
+  /** The first page of the codes of each configured instrument that sent any; absent when the store keeps none. */
   codesSeen?: InstrumentCodesView[];
   /** The size bound on rejected captures (the newest are kept), when retention enforces one. */
   rejectedRetention?: { keptMb: number; prunedSinceStart: number };
@@ -256,4 +269,6 @@ export interface StatusSource {
   resolveConflict(id: number, choice: ConflictChoice, actor: string): MaybePromise<ActionOutcome>;
   /** Decodes a rejected capture again with the current configuration and ingests it. */
   reprocessCapture(id: number, actor: string): MaybePromise<ActionOutcome>;
+  /** Page `page` (from 1) of a configured instrument's codes. */
+  codes(instrumentId: string, page: number): MaybePromise<CodesPageOutcome>;
 }
