@@ -1,10 +1,6 @@
 // Host query latency: from the analyzer's EOT after its query to labgate's ENQ that opens the answer, with the LIMS
 // test server (its own process) answering each orders lookup after 20 ms. The real runner, line, order desk, orders
 // client and store; the analyzer is the project's emulator on an in-memory cable. Target: p99 ≤ LIMS latency + 30 ms.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Agent } from 'undici';
 import { AstmEmulator } from '../drivers/astm/emulator.js';
 import { QueryingAnalyzer } from '../drivers/astm/emulator-query.js';
 import { AnalyzerReceiver } from '../drivers/astm/emulator-receiver.js';
@@ -12,14 +8,8 @@ import { parseAstmOptions } from '../drivers/astm/options.js';
 import { createAstmRunner } from '../drivers/astm/runner.js';
 import { systemClock } from '../src/clock.js';
 import { silentLog } from '../src/log.js';
-import type { InboundMessage } from '../src/message.js';
-import type { IngestOutcome } from '../src/runner-contract.js';
-import { createOrdersClient, ordersEndpoint } from '../src/sinks/lims-orders.js';
-import { createTokenProvider } from '../src/sinks/lims-token.js';
-import { openStore } from '../src/store/store.js';
-import { FakeTransport } from '../src/transport/fake.js';
-import { startLimsChild } from './lims-child.js';
 import { sig, type BenchLine } from './line.js';
+import { cable, quantile, startQueryRig } from './query-fixture.js';
 
 const LIMS_LATENCY_MS = 20;
 const WARMUP = 20;
@@ -29,10 +19,6 @@ const mapping = [
   { code: 'NA', loinc: '2951-2' },
   { code: 'K', loinc: '2823-3' },
 ];
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
 
 /** The figures this file emits (`npm run bench <figure>`). */
 export const figures = ['astm.query.latency'];
@@ -44,30 +30,19 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
     accession,
     orders: [{ orderId: `o${i}`, loinc: mapping[i % 3]!.loinc, orderedAt: '2026-07-01T08:00:00Z' }],
   }));
-  const lims = await startLimsChild({ staticTokens: ['bench'], orders, faults: { latencyMs: LIMS_LATENCY_MS } });
-  const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-query-'));
-  writeFileSync(join(dir, 'token'), 'bench');
-  const agent = new Agent();
-  const tokens = createTokenProvider({ kind: 'static', tokenFile: join(dir, 'token') }, { dispatcher: agent, now: Date.now, timeoutMs: 5_000 });
-  const client = createOrdersClient(
-    ordersEndpoint({ baseUrl: lims.url, ordersPath: '/orders', timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 } }, tokens, 4),
-  );
-  const store = openStore({ dataDir: join(dir, 'data'), sinks: [], now: Date.now });
-  const [analyzer, gateway] = [new FakeTransport(), new FakeTransport()];
-  analyzer.onWrite((d) => gateway.emitData(d));
-  gateway.onWrite((d) => analyzer.emitData(d));
-  const ingest = (m: InboundMessage): IngestOutcome => ({ kind: 'committed', summary: store.ingest(m), rejections: m.rejections });
+  const rig = await startQueryRig(orders, LIMS_LATENCY_MS);
+  const { analyzer, gateway } = cable();
   const profile = { id: 'bench-q', gatewayId: 'gw-bench', timezone: 'UTC', mapping };
   const runner = createAstmRunner(
     {
       profile,
       transport: gateway,
-      ingest,
+      ingest: rig.ingest,
       accepting: () => true,
       clock: systemClock,
       log: silentLog,
       onEvent: () => {},
-      orders: { source: client, ledger: store.orders },
+      orders: { source: rig.client, ledger: rig.store.orders },
     },
     parseAstmOptions({ orders: { query: true } }),
   );
@@ -82,11 +57,7 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
     }
   } finally {
     await runner.stop();
-    await client.close();
-    await agent.close();
-    store.close();
-    await lims.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await rig.close();
   }
   const sorted = [...latencies].sort((a, b) => a - b);
   const p99 = quantile(sorted, 0.99);

@@ -2,23 +2,13 @@
 // (QCK^Q02, or RSP^K11), with the LIMS test server (its own process) answering each orders lookup after 20 ms. The real
 // runner, order desk, courier, orders client and store; the analyzer is the project's HL7 emulator on an in-memory
 // cable, half the queries in each dialect. Target: p99 ≤ LIMS latency + 30 ms.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Agent } from 'undici';
 import { Hl7QueryingAnalyzer, type EmulatedDialect } from '../drivers/hl7/emulator-query.js';
 import { hl7Options } from '../drivers/hl7/options.js';
 import { createHl7Runner } from '../drivers/hl7/runner.js';
 import { systemClock } from '../src/clock.js';
 import { silentLog } from '../src/log.js';
-import type { InboundMessage } from '../src/message.js';
-import type { IngestOutcome } from '../src/runner-contract.js';
-import { createOrdersClient, ordersEndpoint } from '../src/sinks/lims-orders.js';
-import { createTokenProvider } from '../src/sinks/lims-token.js';
-import { openStore, type Store } from '../src/store/store.js';
-import { FakeTransport } from '../src/transport/fake.js';
-import { startLimsChild } from './lims-child.js';
 import { sig, type BenchLine } from './line.js';
+import { cable, quantile, startQueryRig, type QueryRig } from './query-fixture.js';
 
 const LIMS_LATENCY_MS = 20;
 const WARMUP = 10;
@@ -28,10 +18,6 @@ const mapping = [
   { code: 'NA', loinc: '2951-2' },
   { code: 'K', loinc: '2823-3' },
 ];
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
 
 /** The figures this file emits (`npm run bench <figure>`). */
 export const figures = ['hl7.query.latency'];
@@ -44,24 +30,12 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
     accession,
     orders: [{ orderId: `o${i}`, loinc: mapping[i % 3]!.loinc, orderedAt: '2026-07-01T08:00:00Z' }],
   }));
-  const lims = await startLimsChild({ staticTokens: ['bench'], orders, faults: { latencyMs: LIMS_LATENCY_MS } });
-  const dir = mkdtempSync(join(tmpdir(), 'labgate-bench-hl7-query-'));
-  writeFileSync(join(dir, 'token'), 'bench');
-  const agent = new Agent();
-  const tokens = createTokenProvider({ kind: 'static', tokenFile: join(dir, 'token') }, { dispatcher: agent, now: Date.now, timeoutMs: 5_000 });
-  const client = createOrdersClient(
-    ordersEndpoint({ baseUrl: lims.url, ordersPath: '/orders', timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 } }, tokens, 4),
-  );
-  const store = openStore({ dataDir: join(dir, 'data'), sinks: [], now: Date.now });
+  const rig = await startQueryRig(orders, LIMS_LATENCY_MS);
   const byDialect = new Map<EmulatedDialect, number[]>();
   try {
-    for (const dialect of ['display-query', 'law'] as const) byDialect.set(dialect, await measure(dialect, accessions(dialect), store, client));
+    for (const dialect of ['display-query', 'law'] as const) byDialect.set(dialect, await measure(dialect, accessions(dialect), rig));
   } finally {
-    await client.close();
-    await agent.close();
-    store.close();
-    await lims.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await rig.close();
   }
   const sorted = [...byDialect.values()].flat().sort((a, b) => a - b);
   const p99 = quantile(sorted, 0.99);
@@ -88,26 +62,18 @@ export async function run(emit: (line: BenchLine) => void): Promise<void> {
 }
 
 /** One runner in `dialect`, its analyzer asking for each accession in turn; the latencies after the warm-up. */
-async function measure(
-  dialect: EmulatedDialect,
-  accessions: readonly string[],
-  store: Store,
-  client: ReturnType<typeof createOrdersClient>,
-): Promise<number[]> {
-  const [analyzer, gateway] = [new FakeTransport(), new FakeTransport()];
-  analyzer.onWrite((d) => gateway.emitData(d));
-  gateway.onWrite((d) => analyzer.emitData(d));
-  const ingest = (m: InboundMessage): IngestOutcome => ({ kind: 'committed', summary: store.ingest(m), rejections: m.rejections });
+async function measure(dialect: EmulatedDialect, accessions: readonly string[], rig: QueryRig): Promise<number[]> {
+  const { analyzer, gateway } = cable();
   const runner = createHl7Runner(
     {
       profile: { id: `bench-${dialect}`, gatewayId: 'gw-bench', timezone: 'UTC', mapping },
       transport: gateway,
-      ingest,
+      ingest: rig.ingest,
       accepting: () => true,
       clock: systemClock,
       log: silentLog,
       onEvent: () => {},
-      orders: { source: client, ledger: store.orders },
+      orders: { source: rig.client, ledger: rig.store.orders },
     },
     hl7Options({ orders: { query: true, dialect } }),
   );

@@ -4,7 +4,7 @@
 // driver registry. The message is journaled raw and rejected with the error's name, the analyzer is answered as
 // for a rejected message, and every instrument, the failing one included, goes on committing.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -17,7 +17,7 @@ import { validateConfig } from '../../src/config/load.js';
 import type { MessageDecoders } from '../../src/driver-registry.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import { createLogger } from '../../src/logger.js';
-import { astmCodes, astmInstrument, astmMessage, Hl7TcpSender } from '../e2e/analyzers.js';
+import { astmCodes, astmInstrument, astmMessage, connectTcp, Hl7TcpSender } from '../e2e/analyzers.js';
 import { freePort } from '../e2e/harness.js';
 import { mindrayBs } from '../hl7/fixtures.js';
 import { loadLayout, spotchemReport } from '../line/layouts.js';
@@ -42,23 +42,11 @@ const failing: Record<'astm' | 'hl7' | 'line', MessageDecoders> = {
 /** A socket to an instrument port that collects what the gateway answers. */
 async function connect(port: number): Promise<{ socket: Socket; received: () => string }> {
   let text = '';
-  let socket: Socket | undefined;
-  await until(
-    async () => {
-      socket = await new Promise<Socket | undefined>((resolve) => {
-        const s = createConnection(port, '127.0.0.1');
-        s.once('connect', () => resolve(s));
-        s.once('error', () => resolve(undefined));
-      });
-      return socket !== undefined;
-    },
-    10_000,
-    `a connection to port ${port}`,
-  );
-  socket!.on('error', () => {});
-  socket!.on('data', (d: Buffer) => (text += d.toString('latin1')));
-  cleanups.push(() => void socket!.destroy());
-  return { socket: socket!, received: () => text };
+  const socket = await connectTcp(port);
+  socket.on('error', () => {});
+  socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+  cleanups.push(() => void socket.destroy());
+  return { socket, received: () => text };
 }
 
 /** Sends one ASTM message in one frame; resolves with the answer to its frame (ACK or NAK). */
