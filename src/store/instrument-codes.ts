@@ -44,22 +44,27 @@ interface Tally {
 /** The codes-seen table on the store's connection; `message` runs inside the caller's transaction. */
 export class InstrumentCodes {
   private readonly byCount = new Map<number, Database.Statement>();
-  private readonly rowsOf: Database.Statement;
-  private readonly drop: Database.Statement;
+  private readonly prune: Database.Statement;
   private readonly list: Database.Statement;
   private readonly listOne: Database.Statement;
   private readonly count: Database.Statement;
   private readonly over: Database.Statement;
   /** At least as many rows as each instrument holds (a message's codes are counted as new until a count says otherwise). */
   private readonly atMost = new Map<string, number>();
+  /** The judgement the prune's SQL calls for each row (labgate_needs_mapping), of the instrument being pruned. */
+  private judge: ReturnType<typeof mappingNeeds> = mappingNeeds([]);
 
   /** `mappingOf` is an instrument's mapping now (undefined: none, every code needs one). */
   constructor(
     private readonly db: Database.Database,
     private readonly mappingOf: (instrumentId: string) => readonly AnalyteMapping[] | undefined = () => undefined,
   ) {
-    this.rowsOf = db.prepare('SELECT code, last_value AS lastValue, last_unit AS lastUnit, last_at AS lastAt FROM instrument_codes WHERE instrument_id = ?');
-    this.drop = db.prepare('DELETE FROM instrument_codes WHERE instrument_id = ? AND code IN (SELECT value FROM json_each(?))');
+    // Ranked in SQLite, each row judged by a call back here: no row of a babbling analyzer's becomes a JavaScript object.
+    db.function('labgate_needs_mapping', { deterministic: false }, (code, unit, value) =>
+      this.judge(String(code), unit as string | null, value as string | null).need === null ? 0 : 1,
+    );
+    this.prune = db.prepare(`DELETE FROM instrument_codes WHERE instrument_id = @id AND code NOT IN (SELECT code FROM instrument_codes
+      WHERE instrument_id = @id ORDER BY labgate_needs_mapping(code, last_unit, last_value) DESC, last_at DESC, code LIMIT ${KEEP_CODES})`);
     const columns = 'instrument_id AS instrumentId, code, seen, last_value AS lastValue, last_unit AS lastUnit, last_at AS lastAt';
     this.list = db.prepare(`SELECT ${columns} FROM instrument_codes ORDER BY instrument_id, code`);
     // A read for the page never takes more than the bound, whatever the table holds.
@@ -85,24 +90,18 @@ export class InstrumentCodes {
   private bound(instrumentId: string, added: number): void {
     const atMost = (this.atMost.get(instrumentId) ?? (this.count.get(instrumentId) as number)) + added;
     if (atMost <= KEEP_CODES) return void this.atMost.set(instrumentId, atMost);
-    this.prune(instrumentId);
+    this.pruned(instrumentId);
   }
 
-  // Every row of the instrument is read (at most KEEP_CODES plus one message's codes), judged, and the rest deleted.
-  private prune(instrumentId: string): void {
-    const rows = this.rowsOf.all(instrumentId) as Omit<CodeSeen, 'instrumentId' | 'seen'>[];
-    const judge = mappingNeeds(this.mappingOf(instrumentId) ?? []);
-    const ranked = rows
-      .map((r) => ({ code: r.code, needs: judge(r.code, r.lastUnit, r.lastValue).need !== null, lastAt: r.lastAt }))
-      .sort((a, b) => Number(b.needs) - Number(a.needs) || b.lastAt - a.lastAt || (a.code < b.code ? -1 : 1));
-    const gone = ranked.slice(KEEP_CODES).map((r) => r.code);
-    if (gone.length > 0) this.drop.run(instrumentId, JSON.stringify(gone));
-    this.atMost.set(instrumentId, Math.min(rows.length, KEEP_CODES));
+  private pruned(instrumentId: string): void {
+    this.judge = mappingNeeds(this.mappingOf(instrumentId) ?? []);
+    this.prune.run({ id: instrumentId });
+    this.atMost.set(instrumentId, this.count.get(instrumentId) as number);
   }
 
   /** Prunes every instrument holding more than KEEP_CODES (the writer's start: a table from before the bound). */
   pruneAll(): void {
-    for (const instrumentId of this.over.all() as string[]) this.prune(instrumentId);
+    for (const instrumentId of this.over.all() as string[]) this.pruned(instrumentId);
   }
 
   /** Every code of every instrument, by instrument and code. */
