@@ -5,7 +5,9 @@
 // far more than the floor between two of them. Each commit is charged what it may take on disk (commitCost, more
 // than its share of the database and the WAL) against the last statfs figure, so the check is arithmetic, not a
 // statfs per message; a measurement corrects the estimate once the charges reach the floor (the commit waits refused
-// until it answers) or pass a few megabytes.
+// until it answers) or pass a few megabytes. What the store's files may still grow by without a commit (the WAL up to
+// its bound, the database file by what the next checkpoint copies into it: store/wal-bound.ts) is counted as taken at
+// each measurement: the WAL grows by whole pages, far faster than the charges while it is short.
 import { statfs as fsStatfs } from 'node:fs/promises';
 import type { Clock } from './clock.js';
 import type { Log } from './log.js';
@@ -18,6 +20,8 @@ export interface DiskStatus {
   path: string;
   freeBytes: number | undefined;
   floorBytes: number;
+  /** Of freeBytes, what the store's files may still take without a commit charged for it (WAL, checkpoints). */
+  reservedBytes?: number;
   accepting: boolean;
   reason?: string;
   checkedAt: number;
@@ -53,6 +57,8 @@ export interface DiskGuardOptions {
   clock: Clock;
   log: Log;
   statfs?: StatFs;
+  /** Bytes of free space the store's files may still take on their own, read at each measurement (store/wal-bound.ts). */
+  reserved?: () => number;
   intervalMs?: number;
   onChange?: (status: DiskStatus) => void;
 }
@@ -87,8 +93,8 @@ export class DiskGuard {
   }
 
   private estimatedBelowFloor(): boolean {
-    const { freeBytes, floorBytes } = this.current;
-    return floorBytes > 0 && freeBytes !== undefined && freeBytes - this.charged < floorBytes;
+    const { freeBytes, floorBytes, reservedBytes = 0 } = this.current;
+    return floorBytes > 0 && freeBytes !== undefined && freeBytes - reservedBytes - this.charged < floorBytes;
   }
 
   status(): DiskStatus {
@@ -114,9 +120,11 @@ export class DiskGuard {
       await new Promise((resolve) => setImmediate(resolve));
       const s = await this.statfs(path);
       const freeBytes = s.bavail * s.bsize;
-      const accepting = diskAccepting(freeBytes, floorBytes, this.current.accepting);
-      next = { path, freeBytes, floorBytes, accepting, checkedAt: clock.now() };
-      if (!accepting) next.reason = `${mb(freeBytes)} free on ${path}, below the floor of ${mb(floorBytes)}`;
+      const reservedBytes = this.options.reserved?.() ?? 0;
+      const accepting = diskAccepting(freeBytes - reservedBytes, floorBytes, this.current.accepting);
+      next = { path, freeBytes, floorBytes, ...(reservedBytes > 0 ? { reservedBytes } : {}), accepting, checkedAt: clock.now() };
+      const kept = reservedBytes > 0 ? ` (${mb(reservedBytes)} of it kept for the store's write-ahead log and checkpoints)` : '';
+      if (!accepting) next.reason = `${mb(freeBytes)} free on ${path}${kept}, below the floor of ${mb(floorBytes)}`;
     } catch (err) {
       next = {
         path,

@@ -1,6 +1,8 @@
 // The gateway's disk part: the guard that refuses messages before the data directory's file system is full.
 import type { Config } from '../config/schema.js';
 import { DiskGuard } from '../disk-guard.js';
+import type { Store } from '../store/store.js';
+import { growthAhead } from '../store/wal-bound.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import type { Part } from './lifecycle.js';
 
@@ -12,6 +14,8 @@ export class DiskPart implements Part {
   constructor(
     private readonly gateway: () => Config['gateway'],
     private readonly deps: Pick<GatewayDeps, 'clock' | 'log' | 'statfs' | 'diskIntervalMs'>,
+    /** The store whose files may still grow without a commit (its WAL, its checkpoints); none: nothing is reserved. */
+    private readonly storePart: { readonly store: Store | undefined } = { store: undefined },
   ) {}
 
   async start(): Promise<void> {
@@ -22,6 +26,10 @@ export class DiskPart implements Part {
       floorBytes: gateway.diskFloorMb * 1024 * 1024,
       clock: deps.clock,
       log: deps.log.child({ part: 'disk' }),
+      reserved: () => {
+        const store = this.storePart.store;
+        return store ? growthAhead(store.db) : 0;
+      },
       ...(deps.statfs ? { statfs: deps.statfs } : {}),
       ...(deps.diskIntervalMs ? { intervalMs: deps.diskIntervalMs } : {}),
     });

@@ -70,7 +70,7 @@ export class Gateway {
     const mappingOf = (id: string) => this.bound.get(id)?.profile.mapping;
     this.storePart = new StorePart({ config: () => this.config, pending: () => this.sinkHealth(), mappingOf }, deps);
     this.retentionPart = new RetentionPart({ gateway: () => this.config.gateway, store: () => this.store! }, deps);
-    this.disk = new DiskPart(() => this.config.gateway, deps);
+    this.disk = new DiskPart(() => this.config.gateway, deps, this.storePart);
     const probe = deps.clockSync ? { probe: deps.clockSync } : {};
     this.clockPart = new ClockPart({ steady: () => this.store!.steady, clock: deps.clock, log: deps.log.child({ part: 'clock' }), ...probe });
     this.delivery = new DeliveryPart({

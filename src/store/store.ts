@@ -25,6 +25,7 @@ import { MessageCommits } from './message-commits.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
+import { BACKSTOP_CHECKPOINT_PAGES } from './wal-bound.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
 export type {
@@ -43,9 +44,6 @@ export type {
   SinkDelivery,
   StoreCounts,
 };
-
-// 16 MiB of WAL (4 KiB pages): four times SQLite's default, as the checkpointer worker keeps it far shorter.
-const BACKSTOP_CHECKPOINT_PAGES = 4000;
 
 /** How to open a store: where, which sinks, and the injected clock. */
 export interface StoreOptions {

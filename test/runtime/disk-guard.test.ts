@@ -123,6 +123,31 @@ describe('DiskGuard', () => {
     expect([measured, guard.accepting(), guard.status().freeBytes]).toEqual([2, true, 150 * MiB]);
   });
 
+  it("counts what the store's write-ahead log may still take as taken, and says so", async () => {
+    let reserved = 30 * MiB;
+    const guard = new DiskGuard({
+      path: '/d',
+      floorBytes: 100 * MiB,
+      clock: new ManualClock(),
+      log: quiet,
+      statfs: async () => ({ bavail: (120 * MiB) / 4096, bsize: 4096 }),
+      reserved: () => reserved,
+    });
+    expect(await guard.check()).toMatchObject({
+      accepting: false,
+      freeBytes: 120 * MiB,
+      reservedBytes: 30 * MiB,
+      reason: "120 MB free on /d (30 MB of it kept for the store's write-ahead log and checkpoints), below the floor of 100 MB",
+    });
+    // The log has grown to its length (the free space it took is gone from statfs's figure alike): nothing is kept.
+    reserved = 0;
+    expect(await guard.check()).toMatchObject({ accepting: true, freeBytes: 120 * MiB });
+    guard.charge(15 * MiB);
+    expect(guard.accepting()).toBe(true);
+    guard.charge(6 * MiB);
+    expect(guard.accepting()).toBe(false);
+  });
+
   it('charges a commit more than it takes: twice its raw bytes and 4 KiB per page-touching part', () => {
     expect(commitCost(100, 0)).toBe(4296);
     expect(commitCost(20_000, 0)).toBe(44_096);
