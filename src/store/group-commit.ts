@@ -21,8 +21,9 @@
 // - One fsync at a time, covering every group committed before it began; groups keep being committed while it runs,
 //   so the CPU's work and the disk's overlap, and a slow disk makes the fsyncs fewer, not the analyzers slower.
 // - A message that fails its own statements is rolled back to its savepoint and refused alone; a failure of the
-//   transaction or of the fsync refuses the whole group (the analyzers keep their messages and send them again; a
-//   group that did reach the disk is then absorbed as a replay, invariant 4).
+//   transaction or of the fsync, or a full disk or an I/O error in any message's statements, refuses the whole group
+//   (the analyzers keep their messages and send them again; a group that did reach the disk is then absorbed as a
+//   replay, invariant 4).
 // - Why not a commit that blocks on fsync: better-sqlite3 is synchronous, so a synchronous=FULL commit holds the
 //   event loop (drains, the HTTP server, every other instrument's link layer) for the whole fsync, milliseconds on
 //   an SD card, and no other instrument's message can even complete meanwhile. Why not a writer thread with its own

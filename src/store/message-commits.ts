@@ -72,12 +72,15 @@ export class MessageCommits {
   }
 
   // One message of a group, inside its savepoint (a db.transaction called within another is a SAVEPOINT). An error
-  // that SQLite answers by rolling back the whole transaction (disk full, I/O error) ends the group: rethrown.
+  // that SQLite answered by rolling back the whole transaction ends the group: rethrown, or the next messages would
+  // run outside any transaction. SQLite answers a full disk so (seen with max_page_count and on a full file system),
+  // but its documentation lets it roll back only the statement: a full disk or an I/O error is rethrown either way,
+  // as it is the disk's and not the message's. The whole group is refused and the analyzers send it again.
   private ingestSaved(message: InboundMessage): IngestSummary | Error {
     try {
       return this.ingest(message);
     } catch (err) {
-      if (!this.db.inTransaction) throw err;
+      if (!this.db.inTransaction || diskError(err)) throw err;
       return err instanceof Error ? err : new Error(String(err));
     }
   }
@@ -121,4 +124,10 @@ export class MessageCommits {
       this.parts.writer.audit(now, actor, 'rejected', `capture:${captureId}`, JSON.stringify(rejection));
     }
   }
+}
+
+// SQLite's codes for a disk that cannot take more (SQLITE_FULL) or cannot be written (SQLITE_IOERR_*).
+function diskError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR'));
 }

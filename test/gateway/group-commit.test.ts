@@ -150,6 +150,34 @@ describe('group commit across instruments', () => {
     expect(r.store.db.prepare('SELECT COUNT(*) FROM outbox').pluck().get()).toBe(30);
   });
 
+  it('a full disk in the middle of a group refuses every message of it, stores none of them, and the next group commits', async () => {
+    const r = rig(16);
+    // SQLITE_FULL from max_page_count on the store's connection rather than from a full file system: the point where it
+    // strikes is then the same on every machine (the first page the database may not add), whatever the file system's
+    // block size and SQLite's page cache do; a real full file system is the end-to-end suite's (test/e2e/card-fills).
+    const written: string[] = [];
+    r.store.db.function('written', (instrument: unknown) => void written.push(String(instrument)));
+    r.store.db.exec(`CREATE TEMP TRIGGER written AFTER INSERT ON captures BEGIN SELECT written(NEW.instrument_id); END`);
+    const pages = r.store.db.pragma('page_count', { simple: true }) as number;
+    r.store.db.pragma(`max_page_count = ${pages + 1}`);
+    r.analyzers.forEach((h, k) => h.transport.emitData(session(`S${k}`)));
+    await r.answered(2);
+    // Several messages of the group were written before the one that found no page.
+    expect(written.length).toBeGreaterThan(1);
+    expect(written.length).toBeLessThan(16);
+    expect(r.group.figures()).toMatchObject({ commits: 0, messages: 0 });
+    expect(r.answers.map((a) => a[1]!.byte)).toEqual(Array(16).fill(NAK));
+    expect(r.store.db.prepare('SELECT COUNT(*) FROM captures').pluck().get()).toBe(0);
+    expect(r.store.counts().results).toBe(0);
+    expect(r.store.db.prepare('SELECT COUNT(*) FROM outbox').pluck().get()).toBe(0);
+    // Space again: the analyzers send again and are stored.
+    r.store.db.pragma('max_page_count = 1073741823');
+    r.analyzers.forEach((h, k) => h.transport.emitData(session(`T${k}`)));
+    await r.answered(4);
+    expect(r.answers.map((a) => a[3]!.byte)).toEqual(Array(16).fill(ACK));
+    expect(r.store.counts().results).toBe(16);
+  });
+
   it('a store closed under queued messages refuses them; nothing throws out of the committer', async () => {
     const r = rig(1);
     r.store.close();
