@@ -143,6 +143,8 @@ function lines(quiet: Window[], during: Window[]): BenchLine[] {
       messages: ingesting.reduce((n, w) => n + w.acks.length, 0),
       noDrainMessages: quiet.reduce((n, w) => n + w.acks.length, 0),
       maxMs: sig(Math.max(...ingesting.flatMap((w) => w.acks))),
+      // Each ingest window's p99 and which drains ran in it: both, or the LIMS alone once PostgreSQL is through.
+      windows: ingesting.map((w) => ({ p99: sig(p99(w.acks)), draining: SINKS.filter((s) => draining(w, s)) })),
     },
     {
       bench: 'ingest.during-drain.loop',
