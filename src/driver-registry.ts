@@ -14,6 +14,7 @@ import { createLineRunner, type LineReportDecoder } from '../drivers/line/runner
 import type { InstrumentProfile } from './config/mapping.js';
 import { detectionScope } from './detect/setting.js';
 import type { DriverContext, DriverRunner } from './runner-contract.js';
+import { TcpClientEndpoint } from './transport/tcp.js';
 import type { DecodedMessage, Protocol } from './message.js';
 
 /** One protocol's entry points, with its options already validated. */
@@ -52,7 +53,8 @@ export function bindDriver(protocol: Protocol, rawOptions: unknown, decoders: Me
         protocol,
         decodeCapture: (raw, profile) => decodeHl7Capture(raw, profile, o),
         decodeJournaled: (raw, profile) => [decodeHl7Message(raw, profile, o).decoded],
-        createRunner: (ctx) => createHl7Runner(ctx, o, decoders.hl7),
+        // An analyzer's order port (orders.orderPort) is the one connection a driver opens itself.
+        createRunner: (ctx) => createHl7Runner({ dial: (address) => new TcpClientEndpoint(address).open(), ...ctx }, o, decoders.hl7),
       }));
     case 'line':
       return bind(lineOptionsSchema, rawOptions, (o) => ({

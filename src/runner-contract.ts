@@ -60,6 +60,11 @@ export interface DriverContext {
   rejectedLimit?: { limit: RejectedLimit; messagesPerMinute: number; mbPerMinute: number };
   /** Where a two-way instrument's orders come from and what it was sent is kept; absent when no LIMS is configured. */
   orders?: OrdersPort;
+  /**
+   * Opens a TCP connection to exactly this address (an HL7 analyzer's order port, `orders.orderPort`); rejects with the
+   * socket's error. The composition root gives it; absent, a driver has no connection of its own to open.
+   */
+  dial?: (address: { host: string; port: number }) => Promise<Transport>;
 }
 
 /** A running driver bound to one transport. */

@@ -2,7 +2,8 @@
 // QBP^Q11), reads the answer (QCK^Q02 then DSR^Q03, or RSP^K11 then OML^O33) within its own deadline, accepts each
 // order message (ACK^Q03, ORL^O34), runs exactly the tests it was sent and sends their results (ORU^R01, or OUL^R22),
 // waiting for each acknowledgment. Work orders that arrive unasked (download) are accepted and kept. Over any link:
-// a TCP socket or a serial port.
+// a TCP socket or a serial port; with `orderLink`, an analyzer whose host connects back to its order port: the
+// answers and work orders arrive there and are accepted there.
 import { initialMllpState, mllpStep, type MllpState } from './mllp.js';
 import { parseMessage, rawField, valueAt, type Hl7Message } from './parse.js';
 
@@ -28,6 +29,8 @@ interface Received {
   message: Hl7Message;
   type: string;
   firstByteAt: number;
+  /** The link it came on, where it is accepted. */
+  from: AnalyzerLink;
 }
 
 const wrap = (text: string): Buffer => Buffer.concat([Buffer.from([0x0b]), Buffer.from(text, 'latin1'), Buffer.from([0x1c, 0x0d])]);
@@ -35,7 +38,7 @@ const stamp = (at: number): string => new Date(at).toISOString().replace(/\D/g, 
 
 /** The analyzer. */
 export class Hl7QueryingAnalyzer {
-  private state: MllpState = initialMllpState;
+  private readonly states = new Map<AnalyzerLink, MllpState>();
   private chunkAt = 0;
   private readonly inbox: Received[] = [];
   private waiter: (() => void) | undefined;
@@ -50,7 +53,12 @@ export class Hl7QueryingAnalyzer {
     readonly dialect: EmulatedDialect,
     private readonly now: () => number = Date.now,
   ) {
-    link.onData((data) => this.onData(data));
+    link.onData((data) => this.onData(link, data));
+  }
+
+  /** A connection the host opened to this analyzer's order port: answers and work orders read and accepted on it. */
+  orderLink(link: AnalyzerLink): void {
+    link.onData((data) => this.onData(link, data));
   }
 
   /** Asks for `accession`'s orders; an answer not complete within `deadlineMs` of the query's last byte is missed. */
@@ -135,22 +143,22 @@ export class Hl7QueryingAnalyzer {
     const ack = law
       ? [`MSH|^~\\&|Emu|LAB|||${stamp(this.now())}||ORL^O34^ORL_O34|A${++this.sequence}|P|2.5.1`, `MSA|AA|${controlId}`]
       : [`MSH|^~\\&|Emu|BS|||${stamp(this.now())}||ACK^Q03|A${++this.sequence}|P|2.3.1`, `MSA|AA|${controlId}|Message accepted|||0`, 'ERR|0'];
-    void this.link.write(wrap(ack.join('\r') + '\r'));
+    void received.from.write(wrap(ack.join('\r') + '\r'));
     return law ? readWorkOrder(message) : readDisplay(message);
   }
 
-  private onData(data: Buffer): void {
+  private onData(from: AnalyzerLink, data: Buffer): void {
     const at = this.now();
     // The first byte of a message is the first chunk after the previous message ended.
     if (this.chunkAt === 0) this.chunkAt = at;
-    const step = mllpStep(this.state, data, 1 << 24);
-    this.state = step.state;
+    const step = mllpStep(this.states.get(from) ?? initialMllpState, data, 1 << 24);
+    this.states.set(from, step.state);
     for (const e of step.effects) {
       if (e.kind !== 'message') continue;
       const parsed = parseMessage(e.raw.toString('utf8'));
       if (parsed.kind !== 'message') continue;
       const type = valueAt(parsed.message.segments[0]!, parsed.message.delimiters, { field: 9, component: 1 });
-      const received = { message: parsed.message, type, firstByteAt: this.chunkAt };
+      const received = { message: parsed.message, type, firstByteAt: this.chunkAt, from };
       this.chunkAt = 0;
       // A work order nobody asked for is a download: accepted at once.
       if (type === 'OML' && !this.waiter) {
@@ -158,7 +166,7 @@ export class Hl7QueryingAnalyzer {
         if (read) this.downloads.push(read);
       } else this.inbox.push(received);
     }
-    if (this.state.phase !== 'idle') this.chunkAt ||= at;
+    if (step.state.phase !== 'idle') this.chunkAt ||= at;
     const waiter = this.waiter;
     this.waiter = undefined;
     waiter?.();

@@ -28,6 +28,16 @@ export const hl7OrdersSchema = z
     specimenType: z.string().max(64).default(''),
     /** The coding system of the analyzer's codes in OBR-4 of an OML^O33 (e.g. `99ROC`); empty by default. */
     codingSystem: z.string().max(32).default(''),
+    /**
+     * The analyzer's own order port, for analyzers that expect the host to connect back for what it sends them:
+     * answers and downloads go out on an MLLP connection labgate opens to this host and port (only there), and the
+     * analyzer's acknowledgments are read on it; results and queries still arrive on the instrument's transport.
+     * Null (the default): everything shares the instrument's one connection.
+     */
+    orderPort: z
+      .strictObject({ host: z.string().trim().min(1).max(253), port: z.number().int().min(1).max(65_535) })
+      .nullable()
+      .default(null),
   })
   .refine((o) => !o.download || o.dialect === 'law', {
     message: 'download mode sends OML^O33, an IHE LAW message: it needs dialect: law (the display-query dialect has no unsolicited download)',

@@ -3,12 +3,13 @@
 // acknowledgment) and the analyzer's acceptances of what labgate sent come back to it. It knows no protocol rule;
 // framing.ts, message.ts, ack.ts and two-way.ts do. Never logs PID fields: only control ids and counts.
 import { CommitPath } from '../../src/commit-path.js';
-import type { DriverContext, DriverRunner } from '../../src/runner-contract.js';
+import type { DriverContext, DriverEvent, DriverRunner } from '../../src/runner-contract.js';
 import type { AckOutcome } from './ack.js';
 import { Backlog } from './backlog.js';
 import { decodeHl7Message, undecodedMessage, type Hl7Decoding } from './message.js';
 import { startsLikeMessage } from './message-start.js';
 import { awaitsSilence, framingFlush, framingStep, initialFramingState, type FramingEffect, type FramingState } from './framing.js';
+import { OrderPort } from './order-port.js';
 import { hl7Options, type Hl7Options, type Hl7OptionsInput } from './options.js';
 import { refusalFor, repliesFor, type Replies } from './reply.js';
 import { Hl7TwoWay } from './two-way.js';
@@ -35,6 +36,7 @@ class Hl7Runner implements DriverRunner {
   private busy = false;
   private writes: Promise<void> = Promise.resolve();
   private readonly twoWay: Hl7TwoWay | null;
+  private readonly orderPort: OrderPort | null;
 
   constructor(
     private readonly ctx: DriverContext,
@@ -44,19 +46,23 @@ class Hl7Runner implements DriverRunner {
     this.path = new CommitPath(ctx, 'hl7');
     this.queue = new Backlog(ctx, (m) => m.raw.length);
     this.state = initialFramingState(options.framing);
-    this.twoWay = twoWayOf(ctx, options, (replies) => this.send(replies));
+    const twoWay = twoWayOf(ctx, options, (replies) => this.send(replies));
+    this.twoWay = twoWay?.twoWay ?? null;
+    this.orderPort = twoWay?.port ?? null;
   }
 
   start(): void {
     this.running = true;
     this.ctx.transport.onData((data) => this.onData(data));
-    this.ctx.transport.onClose(() => this.twoWay?.stop());
+    this.ctx.transport.onClose(() => (this.twoWay?.stop(), this.orderPort?.stop()));
+    this.orderPort?.start();
     this.twoWay?.start();
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.twoWay?.stop();
+    this.orderPort?.stop();
     if (this.silence !== undefined) this.ctx.clock.clearTimeout(this.silence);
     await this.path.settled();
     await this.writes;
@@ -162,7 +168,32 @@ class Hl7Runner implements DriverRunner {
 }
 
 /** Two-way for an instrument whose options ask for it and whose gateway has a LIMS to ask. */
-function twoWayOf(ctx: DriverContext, options: Hl7Options, send: (replies: Replies) => void): Hl7TwoWay | null {
+function twoWayOf(ctx: DriverContext, options: Hl7Options, send: (replies: Replies) => void): { twoWay: Hl7TwoWay; port: OrderPort | null } | null {
   if (!ctx.orders || (!options.orders.query && !options.orders.download)) return null;
-  return new Hl7TwoWay({ desk: orderDeskOf(ctx, options.orders), options, clock: ctx.clock, log: ctx.log, onEvent: (e) => ctx.onEvent(e), send });
+  const common = { desk: orderDeskOf(ctx, options.orders), options, clock: ctx.clock, log: ctx.log, onEvent: (e: DriverEvent) => ctx.onEvent(e) };
+  const at = options.orders.orderPort;
+  if (at === null) return { twoWay: new Hl7TwoWay({ ...common, send }), port: null };
+  if (!ctx.dial) throw new Error('orders.orderPort needs a connection the runtime opens (ctx.dial)');
+  // Answers and downloads go to the analyzer's order port; its acknowledgments come back there.
+  const port: OrderPort = new OrderPort({
+    ...at,
+    dial: ctx.dial,
+    clock: ctx.clock,
+    log: ctx.log,
+    maxMessageBytes: options.maxMessageBytes,
+    onMessage: (raw) => {
+      if (!twoWay.acknowledged(raw)) ctx.onEvent({ kind: 'discarded', reason: 'a message on the order port that acknowledges nothing labgate sent' });
+    },
+    onDown: (reason) => twoWay.dropped(reason),
+  });
+  const twoWay: Hl7TwoWay = new Hl7TwoWay({
+    ...common,
+    unavailable: () => port.unavailable(),
+    send: (replies) => {
+      for (const reason of replies.refused) ctx.onEvent({ kind: 'unwritten', reason });
+      for (const frame of replies.frames)
+        port.write(frame).catch((err: unknown) => ctx.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'hl7 order port write failed'));
+    },
+  });
+  return { twoWay, port };
 }

@@ -32,6 +32,8 @@ export interface Hl7TwoWayDeps {
   onEvent(event: DriverEvent): void;
   /** Writes framed messages in order, after whatever the runner wrote before (acknowledgments included). */
   send(replies: Replies): void;
+  /** Why nothing can be written now (the analyzer's order port is down), else null; absent: always writable. */
+  unavailable?(): string | null;
 }
 
 /** How an answer is written back to the analyzer that asked: its query, the query's header and charset. */
@@ -114,6 +116,11 @@ export class Hl7TwoWay {
     return true;
   }
 
+  /** The link the answers went out on is down: every message not yet accepted will not be. */
+  dropped(reason: string): void {
+    for (const ticket of [...this.open.keys()]) this.settle(ticket, reason);
+  }
+
   // A ticket's end: accepted whole (failure null), or not; what the analyzer did accept of it is recorded as sent.
   private settle(ticket: string, failure: string | null): void {
     const accepted = this.open.get(ticket)?.accepted ?? new Set<string>();
@@ -139,6 +146,11 @@ export class Hl7TwoWay {
   /** The ticket's messages: the query's answer (unless a download), then one per specimen the analyzer must accept. */
   private write(ticket: Ticket, reply: Hl7Reply | null): Written {
     const { deps } = this;
+    const down = deps.unavailable?.() ?? null;
+    if (down !== null) {
+      deps.log.warn({ reason: down, purpose: ticket.purpose }, 'orders message not written');
+      return { kind: 'refused', reason: down };
+    }
     const now = deps.clock.now();
     const app = deps.options.sendingApplication;
     const found = ticket.answer.kind === 'orders';
@@ -153,7 +165,12 @@ export class Hl7TwoWay {
       if (!law && reply !== null) messages.push(displayResponse(reply.message, reply.header, specimen, details, controlId, now, app));
       else messages.push(workOrder(specimen, this.address(reply, controlId), now));
     });
-    const replies = framed(messages, reply?.message.delimiters ?? defaultDelimiters, this.charsetOf(reply), deps.options.framing);
+    const replies = framed(
+      messages,
+      reply?.message.delimiters ?? defaultDelimiters,
+      this.charsetOf(reply),
+      deps.options.orders.orderPort ? 'mllp' : deps.options.framing,
+    );
     if (replies.refused.length > 0) {
       for (const reason of replies.refused) deps.onEvent({ kind: 'unwritten', reason });
       deps.log.error({ reasons: replies.refused, purpose: ticket.purpose }, 'orders message not written');
