@@ -93,10 +93,13 @@ export class Hl7QueryingAnalyzer {
     return { kind: 'answered', found, codes: read?.codes ?? [], firstByteAfterMs: answer.firstByteAt - sentAt, completeAfterMs: this.now() - sentAt };
   }
 
-  /** Sends results for exactly `codes` of `accession`; resolves with the host's MSA-1, or 'none' within `ms`. */
-  async sendResults(accession: string, codes: readonly string[], valueOf: (code: string) => string, ms = 10_000): Promise<string> {
+  /**
+   * Sends results for exactly `codes` of `accession`, resulted at `resultedAt` (epoch ms, written as UTC wall time to the
+   * second); resolves with the host's MSA-1, or 'none' within `ms`.
+   */
+  async sendResults(accession: string, codes: readonly string[], valueOf: (code: string) => string, ms = 10_000, resultedAt = this.now()): Promise<string> {
     const controlId = `R${++this.sequence}`;
-    const at = stamp(this.now());
+    const at = stamp(resultedAt);
     const obx = codes.map((c, i) => `OBX|${i + 1}|NM|${c}^${c}^99EMU||${valueOf(c)}|mmol/L||N|||F|||${at}`);
     const text =
       this.dialect === 'display-query'

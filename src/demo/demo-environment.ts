@@ -45,6 +45,8 @@ export class DemoEnvironment {
     /** The FHIR test server, with --fhir; null otherwise. */
     readonly fhir: DemoFhir | null,
     readonly line: VirtualSerialLine,
+    /** The querying HL7 analyzer's line (the second instrument of config/demo.yaml), when it has one. */
+    readonly hl7Line: VirtualSerialLine | null,
     readonly logFile: string,
     private readonly log: Logger,
     private readonly keep: boolean,
@@ -81,7 +83,9 @@ export class DemoEnvironment {
       const logFile = join(dir, 'gateway.log');
       const log = createLogger({ level: config.gateway.logLevel, gateway: config.gateway.id, destination: pino.destination({ dest: logFile, sync: true }) });
       const line = new VirtualSerialLine(instrument.transport.path);
-      return new DemoEnvironment(dir, config, central, lims, fhir, line, logFile, log, options.keep);
+      const second = config.instruments[1];
+      const hl7Line = second?.driver === 'hl7' && second.transport.kind === 'serial' ? new VirtualSerialLine(second.transport.path) : null;
+      return new DemoEnvironment(dir, config, central, lims, fhir, line, hl7Line, logFile, log, options.keep);
     } catch (err) {
       for (const step of cleanup) await step().catch(() => {});
       throw err;
@@ -93,6 +97,11 @@ export class DemoEnvironment {
     return this.config.instruments[0]!;
   }
 
+  /** The HL7 analyzer's instrument entry (the second of config/demo.yaml), when there is one. */
+  get hl7Instrument(): Config['instruments'][number] | null {
+    return this.hl7Line ? this.config.instruments[1]! : null;
+  }
+
   /** Opens a Gateway on the data directory with observed sinks; later gateways keep the first one's HTTP port. */
   async openGateway(listeners: DemoListeners): Promise<DemoGateway> {
     const config: Config = { ...this.config, gateway: { ...this.config.gateway, http: { ...this.config.gateway.http, port: this.httpPort } } };
@@ -102,7 +111,8 @@ export class DemoEnvironment {
       clock: systemClock,
       random: Math.random,
       log: this.log,
-      createSerialPort: this.line.createSerialPort,
+      // Each instrument's port is bound to its own line.
+      createSerialPort: (options) => (this.hl7Line?.path === options.path ? this.hl7Line : this.line).createSerialPort(options),
       sinks,
       onDriverEvent: listeners.onDriverEvent,
       // As `labgate run`: /metrics shows the process's memory and event-loop delay (the fleet dashboard's last row).

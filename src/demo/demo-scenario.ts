@@ -4,7 +4,9 @@
 // Each phase ends only when every sink holds every result sent so far; anything else is a failure with its reason.
 import { systemClock } from '../clock.js';
 import { seededRandom } from '../lims-server/faults.js';
+import type { DriverEvent } from '../runner-contract.js';
 import { crashGateway } from './crash-gateway.js';
+import { hl7Dispatched, hl7Query } from './demo-hl7.js';
 import { DemoAnalyzer } from './demo-analyzer.js';
 import type { DemoEnvironment, DemoGateway } from './demo-environment.js';
 import { DeliveryTally } from './delivery-tally.js';
@@ -24,6 +26,8 @@ export interface DemoRun {
   stored: { inserted: number; rejected: number };
   gateway: DemoGateway;
   tally: DeliveryTally;
+  /** The keys of the HL7 analyzer's results (step 5), when the demo has one. */
+  hl7?: string[];
 }
 
 /** Runs the phases on an environment and leaves the restarted gateway running for the summary. */
@@ -31,7 +35,12 @@ export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoR
   const instrument = env.instrument;
   const analyzer = new DemoAnalyzer(env.line, instrument.id);
   const tally = new DeliveryTally();
-  const listeners = { onOutcomes: tally.record, onDriverEvent: analyzer.onDriverEvent };
+  const hl7Events: Extract<DriverEvent, { kind: 'message' }>[] = [];
+  const onDriverEvent = (id: string, e: DriverEvent): void => {
+    analyzer.onDriverEvent(id, e);
+    if (id === env.hl7Instrument?.id && e.kind === 'message') hl7Events.push(e);
+  };
+  const listeners = { onOutcomes: tally.record, onDriverEvent };
   const random = seededRandom(2026);
   let next = 1;
   const specimens = (count: number, codes?: readonly string[], accessions?: readonly string[]): Specimen[] => {
@@ -137,6 +146,18 @@ export async function runScenario(env: DemoEnvironment, say: Say): Promise<DemoR
   if (fhir)
     say(`  the FHIR server found ${fhir.stats().unchanged} re-sent Observations already there by their identifier (conditional create), creating none twice`);
   await hostQuery({ env, analyzer, send, specimens, converged, delivered, say });
+  const hl7 = env.hl7Instrument;
+  if (env.hl7Line && hl7) {
+    const step = { line: env.hl7Line, instrument: hl7, lims: env.lims, committed: () => hl7Events, converged, say };
+    const wait = (done: () => boolean, what: string): Promise<void> => waitFor(done, PHASE_TIMEOUT_MS, what);
+    const { sent, inserted } = await hl7Query({ ...step, waitFor: wait });
+    run.sent.push(...sent);
+    run.stored.inserted += inserted;
+    run.hl7 = sent.map((r) => r.key);
+    await converged("the HL7 analyzer's results");
+    say(`  delivered  ${delivered()}   (the HL7 analyzer's results with the others)`);
+    say(`  the LIMS was told each order reached the HL7 analyzer: ${(await hl7Dispatched({ ...step, waitFor: wait })).join(', ')}`);
+  }
   const refused = tally.refused();
   if (refused.length) throw new Error(`results were refused: ${refused.slice(0, 3).join('; ')}`);
   return run;

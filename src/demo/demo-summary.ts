@@ -43,6 +43,12 @@ export function summarize(run: DemoRun, central: readonly LoadedRow[], lims: Lim
     `exactly once in PostgreSQL: ${sent.length - pgMissing} of ${sent.length} results, ${pgMissing} missing, ${pgTwice} twice`,
     `exactly once in the LIMS: ${sent.length - limsMissing} of ${sent.length} results, ${limsMissing} missing, ${limsTwice} applied twice`,
   ];
+  if (run.hl7) {
+    // The HL7 analyzer's results, sent after its host query: the same proof, said on its own line.
+    const once = run.hl7.filter((k) => rows.get(k) === 1 && applied.get(recordId(k)) === 1).length;
+    if (once !== run.hl7.length) failures.push(`HL7 analyzer: ${run.hl7.length - once} of ${run.hl7.length} results not exactly once in both sinks`);
+    lines.push(`the HL7 analyzer's queried results: ${once} of ${run.hl7.length} exactly once in PostgreSQL and the LIMS`);
+  }
   if (fhir) {
     const verdict = fhirVerdict(sent, fhir);
     lines.splice(5, 0, verdict.detail);

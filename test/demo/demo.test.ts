@@ -46,6 +46,11 @@ describe('labgate demo', () => {
     expect(stdout).toMatch(/query {2}DEMO-Q001, DEMO-Q002 → answered \d+ ms after the query: DEMO-Q001 GLU, K; DEMO-Q002 nothing to run/);
     expect(stdout).toMatch(/DEMO-Q001 {2}glucose \d+ mg\/dL, potassium [\d.]+ mmol\/L {2}→ stored/);
     expect(stdout).toContain('the LIMS was told each order reached the analyzer: demo-order-1|chem1, demo-order-2|chem1');
+    // The HL7 analyzer's host query (QRY^Q02 on its own line): answered with its orders, its results in both sinks once.
+    expect(stdout).toMatch(/query {2}DEMO-H001 → QCK\^Q02 \d+ ms after the query, DSR\^Q03 accepted: GLU, K/);
+    expect(stdout).toContain('ORU^R01 DEMO-H001  GLU 5.8 mmol/L, K 4.3 mmol/L  → AA (stored)');
+    expect(stdout).toContain('the LIMS was told each order reached the HL7 analyzer: demo-hl7-order-1|chem2, demo-hl7-order-2|chem2');
+    expect(stdout).toContain("the HL7 analyzer's queried results: 2 of 2 exactly once in PostgreSQL and the LIMS");
     expect(stdout).toMatch(/status page: http:\/\/127\.0\.0\.1:\d+\/ {2}\(health: http:\/\/127\.0\.0\.1:\d+\/healthz\)/);
     // Synthetic accessions only, and no patient record content beyond the empty P record.
     expect(stdout.match(/\bDEMO-\d{4}\b/g)?.length).toBeGreaterThan(0);
