@@ -3,8 +3,10 @@
 // server as its own process, PostgreSQL as the second sink. Each emulated analyzer queries 50 specimens (orders for 40,
 // none for 10, 5 slowed beyond the deadline, 5 answering 503): every query is answered before the analyzer's deadline,
 // the analyzers send results for exactly the ordered tests, which reach both sinks once, and each order's dispatch
-// reaches the LIMS once. A SIGKILL while an answer is on the wire, and LAW download mode across a restart.
+// reaches the LIMS once. A SIGKILL while an answer is on the wire, LAW download mode across a restart, and an analyzer
+// whose answers go to its own order port (orders.orderPort, a real TCP server here).
 import { readFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Hl7QueryingAnalyzer, type AnalyzerLink, type EmulatedDialect } from '../../drivers/hl7/emulator-query.js';
 import type { TestSpecimen } from '../../src/lims-server/server.js';
@@ -223,6 +225,53 @@ describe('two-way HL7 over TCP and over a socat pseudo-terminal', () => {
       // Each order dispatched once: a PUT the drain made just before the kill, its outcome not yet marked, is made again
       // after the restart and is the LIMS's replay of the same dispatch (idempotent by order and instrument), never another.
       expect(Object.keys(await dispatches()).sort()).toEqual(expected);
+    },
+  );
+
+  it(
+    "the analyzer's own order port (display-query, orders.orderPort): labgate connects back, answers there and reads the ACK^Q03 there; results on the instrument's connection, each dispatch once",
+    { timeout: 60_000 },
+    async () => {
+      const specimen = ordersOf('P1', 2);
+      const lims = await startLims({ orders: [specimen] });
+      cleanups.push(() => lims.stop());
+      const s = await cabledScratch('hl7-order-port', cleanups);
+      const [httpPort, hl7Port, orderPortNumber] = [await freePort(), await freePort(), await freePort()];
+      // The analyzer's order port: a real TCP server; each connection labgate opens becomes the emulator's order link.
+      const sockets: Socket[] = [];
+      const server = createServer((socket) => {
+        socket.on('error', () => {});
+        sockets.push(socket);
+      });
+      await new Promise<void>((resolve) => server.listen(orderPortNumber, '127.0.0.1', resolve));
+      cleanups.push(() => new Promise<void>((resolve) => (sockets.forEach((c) => c.destroy()), server.close(() => resolve()))));
+      const instrument = hl7Instrument(
+        'tcp1',
+        { kind: 'tcp-server', host: '127.0.0.1', port: hl7Port },
+        { orders: { query: true, dialect: 'display-query', queryTimeoutMs: DEADLINE, orderPort: { host: '127.0.0.1', port: orderPortNumber } } },
+      );
+      const gateway = new GatewayChild(writeConfig({ dir: s.dir, httpPort, instruments: [instrument], lims }), httpPort, s.dir);
+      cleanups.push(() => gateway.stopIfRunning());
+      await gateway.start();
+      const tcp = await tcpLink(hl7Port);
+      cleanups.push(() => tcp.close());
+      const seenOnInstrument: Buffer[] = [];
+      tcp.link.onData((d) => seenOnInstrument.push(d));
+      const analyzer = new Hl7QueryingAnalyzer(tcp.link, 'display-query');
+      await until(() => sockets.length === 1, 10_000, 'labgate connected to the order port');
+      const orderSocket = sockets[0]!;
+      analyzer.orderLink({ write: (d) => orderSocket.write(d), onData: (l) => orderSocket.on('data', l) });
+      const outcome = await analyzer.query('P1', DEADLINE);
+      expect(outcome.kind === 'answered' && outcome.codes.slice().sort()).toEqual(expressibleCodes(specimen).sort());
+      // Nothing of the answer came on the instrument's connection.
+      expect(Buffer.concat(seenOnInstrument).toString('latin1')).toBe('');
+      expect(await analyzer.sendResults('P1', expressibleCodes(specimen), value)).toBe('AA');
+      const dispatches = async () => (await fetch(`${lims.url}/_admin/dispatches`)).json() as Promise<Record<string, number>>;
+      const expected = expressibleCodes(specimen).map((_, j) => `P1-o${j}|tcp1`);
+      await until(async () => Object.keys(await dispatches()).length === expected.length, 10_000, 'the dispatches');
+      expect(await dispatches()).toEqual(Object.fromEntries(expected.map((k) => [k, 1])));
+      expect(await gateway.kill('SIGTERM')).toMatchObject({ code: 0 });
+      expect(readStore(gateway.dataDir).results.filter((r) => r.accession === 'P1')).toHaveLength(expected.length);
     },
   );
 });
