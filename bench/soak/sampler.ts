@@ -8,7 +8,13 @@ import { join } from 'node:path';
 export interface Sample {
   hours: number;
   rssMb: number;
+  /** RSS split: anonymous (V8's heap, malloc: SQLite's page cache) and file-backed (node's own code). */
+  rssAnonMb: number;
+  rssFileMb: number;
   heapMb: number;
+  /** What V8 has reserved for the heap, used or not. */
+  heapTotalMb: number;
+  externalMb: number;
   fds: number;
   walBytes: number;
   loopP99Ms: number;
@@ -29,7 +35,8 @@ export async function sample(pid: number, httpPort: number, dataDir: string, hou
   const res = await fetch(`http://127.0.0.1:${httpPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
   if (!res.ok) throw new Error(`/metrics answered ${res.status}`);
   const text = await res.text();
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
   let walBytes = 0;
   try {
     walBytes = statSync(join(dataDir, 'labgate.db-wal')).size;
@@ -38,8 +45,12 @@ export async function sample(pid: number, httpPort: number, dataDir: string, hou
   }
   return {
     hours,
-    rssMb: rssKb / 1024,
+    rssMb: kb('VmRSS'),
+    rssAnonMb: kb('RssAnon'),
+    rssFileMb: kb('RssFile'),
     heapMb: metric(text, 'labgate_nodejs_heap_size_used_bytes') / 2 ** 20,
+    heapTotalMb: metric(text, 'labgate_nodejs_heap_size_total_bytes') / 2 ** 20,
+    externalMb: metric(text, 'labgate_nodejs_external_memory_bytes') / 2 ** 20,
     fds: readdirSync(`/proc/${pid}/fd`).length,
     walBytes,
     loopP99Ms: metric(text, 'labgate_nodejs_eventloop_lag_p99_seconds') * 1000,
