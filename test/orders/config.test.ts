@@ -61,7 +61,9 @@ describe('two-way configuration', () => {
       ackTimeoutMs: 10_000,
       specimenType: '',
       codingSystem: '',
+      orderPort: null,
     });
+    expect(hl7OptionsSchema.safeParse({ orders: { orderPort: { host: 'analyzer.lab', port: 0 } } }).success).toBe(false);
     const hl7 = (options: string, sinks?: string) => two(options, sinks).replace('driver: astm', 'driver: hl7');
     expect(parseConfigText(hl7('{framing: none, orders: {query: true, download: true, dialect: law}}')).kind).toBe('ok');
     const noLims = parseConfigText(hl7('{orders: {query: true}}', ''));
