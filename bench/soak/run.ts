@@ -1,4 +1,4 @@
-// `npm run soak [-- --minutes N]` (default 60; not part of `npm test`): a week of a laboratory's life pressed into
+// `npm run soak [-- --minutes N] [--warmup-minutes W]` (default 60, and a tenth of it as warm-up; not part of `npm test`): a week of a laboratory's life pressed into
 // an hour. The real `labgate run` (dist/, started as the end-to-end tests start it) with 16 ASTM analyzers on socat
 // cables, each sending a message of five results every 4 s and waiting for its ACK; PostgreSQL (LABGATE_TEST_PG_URL)
 // and the LIMS test server, each behind a relay that drops it for 40 s every 4 minutes; a SIGHUP with a harmless
@@ -19,7 +19,7 @@ import { Poller, sample, type Sample } from './sampler.js';
 import { reloadWithMapping, schedule, type Chore } from './schedule.js';
 import { SinkSwitch } from './sink-switch.js';
 import { SoakInstrument } from './soak-instrument.js';
-import { figures } from './figures.js';
+import { figures, warmupMinutes } from './figures.js';
 
 const INSTRUMENTS = 16;
 const SEND_EVERY_MS = 4_000;
@@ -29,6 +29,9 @@ const MINUTE = 60_000;
 const minutesArg = process.argv.indexOf('--minutes');
 const minutes = minutesArg > 0 ? Number(process.argv[minutesArg + 1]) : 60;
 if (!(minutes > 0)) throw new Error('--minutes wants a positive number');
+const warmupArg = process.argv.indexOf('--warmup-minutes');
+const warmup = warmupArg > 0 ? Number(process.argv[warmupArg + 1]) : warmupMinutes(minutes);
+if (!(warmup >= 0 && warmup <= minutes / 2)) throw new Error('--warmup-minutes wants a number from 0 to half of --minutes');
 const pgUrl = process.env.LABGATE_TEST_PG_URL;
 if (!pgUrl) throw new Error('LABGATE_TEST_PG_URL is required: the soak runs against a real PostgreSQL');
 requireSocat();
@@ -158,7 +161,7 @@ async function soak(): Promise<boolean> {
     loadAverage: { before: loadBefore, after: loadavg().map((l) => sig(l, 2)) },
     cpus: cpus().length,
   };
-  const lines = figures(samples, minutes, once, context);
+  const lines = figures(samples, minutes, once, context, warmup);
   for (const line of lines) emit(line);
   return lines.every((l) => l.pass !== false);
 }
