@@ -1,5 +1,7 @@
 // From an instrument's `transport` configuration to something the PortSupervisor can open again and again.
-import { SerialPort } from 'serialport';
+// serialport's own file, not its index: the index also loads ten stream parsers labgate never uses, which a start after
+// a power cut would read before the analyzer's first ACK. The class is the one the index exports.
+import { SerialPort } from 'serialport/dist/serialport.js';
 import type { InstrumentConfig } from '../config/schema.js';
 import { SerialTransport } from './serial.js';
 import { AllowList } from './allow-list.js';
