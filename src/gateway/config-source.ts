@@ -17,7 +17,6 @@ import type { ConfigurationChange } from '../store/configuration-changes.js';
 import type { Store } from '../store/store.js';
 import type { PortStatus } from '../transport/supervisor.js';
 import type { ApplyOutcome, ChangeView, CheckOutcome, ConfigSource, ConfigState, NewPortView } from '../web/config/source.js';
-import type { GatewayDeps } from './gateway-deps.js';
 import type { ReloadStatus } from './reload.js';
 import { reprocessCapture } from './reprocess.js';
 
@@ -38,16 +37,6 @@ export interface ConfigSourceParts {
   log: Log;
   /** Runs between the fsync of a save and its rename (the crash test stops the process there). */
   beforeRename?: () => void;
-}
-
-/** The configuration pages' part of the web listener, when the gateway runs from a configuration file it can reload. */
-export function configurationPages(
-  deps: Pick<GatewayDeps, 'configFile' | 'gatewayZone' | 'beforeConfigRename'>,
-  gateway: Pick<ConfigSourceParts, 'running' | 'reload' | 'newPorts'>,
-): { configuration?: Omit<ConfigSourceParts, 'bound' | 'instruments' | 'store' | 'log' | 'now' | 'delivered'> } {
-  if (!deps.configFile) return {};
-  const hook = deps.beforeConfigRename ? { beforeRename: deps.beforeConfigRename } : {};
-  return { configuration: { file: deps.configFile, gatewayZone: deps.gatewayZone ?? 'UTC', ...gateway, ...hook } };
 }
 
 /** Rejected captures looked at per reprocessing (the oldest first), so one click is bounded work. */
@@ -173,10 +162,4 @@ function relabel(problems: ConfigProblem[], layout: ConfigLayout | null): Config
 function changeView(c: ConfigurationChange): ChangeView {
   const text = (key: string): string | null => (typeof c.detail?.[key] === 'string' ? (c.detail[key] as string) : null);
   return { at: c.at, actor: c.actor, action: c.action, summary: text('summary') ?? c.action, diff: text('diff'), version: text('to') };
-}
-
-/** A new port's detection as the configuration pages show it. */
-export function newPortView(p: PortStatus): NewPortView {
-  const d = p.detection;
-  return { path: p.endpoint, state: d?.state ?? 'searching', summary: d?.summary ?? p.reason ?? '', note: d?.note ?? null, found: d?.settings ?? null };
 }

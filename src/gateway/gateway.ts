@@ -25,7 +25,7 @@ import { InstrumentSet } from './instrument-set.js';
 import { superviseInstrument, type InstrumentHandle } from './instruments.js';
 import { Lifecycle, type Part } from './lifecycle.js';
 import { LogsPart } from './logs-part.js';
-import { configurationPages, newPortView } from './config-source.js';
+import { configurationPages, newPortView } from './configuration-pages.js';
 import { NewPorts, serialPaths } from './new-ports.js';
 import { ConfigReloader, type ReloadStatus } from './reload.js';
 import { RetentionPart } from './retention-part.js';

@@ -45,6 +45,7 @@ export class WebServer {
   private readonly routes: Route[];
   private server: Server | undefined;
   private gate: ConnectionGate | undefined;
+  private onDemand: { load: () => Promise<Route[]>; loading?: Promise<void> } | undefined;
 
   constructor(private readonly options: WebServerOptions) {
     this.routes = [...(options.routes ?? [])];
@@ -53,6 +54,14 @@ export class WebServer {
   /** Adds a route (before or after start). */
   route(route: Route): void {
     this.routes.push(route);
+  }
+
+  /**
+   * Adds the routes `load` builds, once, on the first request no other route answers: the pages' modules are not
+   * loaded while the gateway starts (an analyzer waits for its first ACK meanwhile), nor for /healthz or /metrics.
+   */
+  routesOnDemand(load: () => Promise<Route[]>): void {
+    this.onDemand = { load };
   }
 
   /** Listens; resolves with the bound address (port 0 picks a free one). Rejects with EADDRINUSE etc. */
@@ -103,9 +112,13 @@ export class WebServer {
       if (url === undefined) return send(res, 400, 'text/plain; charset=utf-8', 'bad request target\n');
       path = url.pathname;
       const method = req.method === 'HEAD' ? 'GET' : req.method;
-      const matches = this.routes.filter((r) => (typeof r.path === 'string' ? r.path === url.pathname : r.path.test(url.pathname)));
-      const route = matches.find((r) => r.method === method);
       if (this.options.guard && !(await this.options.guard(req, res, url))) return;
+      let matches = this.matching(url);
+      if (this.onDemand && !matches.some((r) => r.method === method)) {
+        await this.loadOnDemand(this.onDemand);
+        matches = this.matching(url);
+      }
+      const route = matches.find((r) => r.method === method);
       if (route) return await route.handler(req, res, url);
       if (matches.length) {
         res.setHeader('allow', [...new Set(matches.map((r) => r.method))].join(', '));
@@ -121,6 +134,25 @@ export class WebServer {
         res.destroy();
       }
     }
+  }
+
+  private matching(url: URL): Route[] {
+    return this.routes.filter((r) => (typeof r.path === 'string' ? r.path === url.pathname : r.path.test(url.pathname)));
+  }
+
+  // One load for every request that arrives meanwhile; a load that fails is tried again by the next request.
+  private async loadOnDemand(onDemand: { load: () => Promise<Route[]>; loading?: Promise<void> }): Promise<void> {
+    onDemand.loading ??= onDemand.load().then(
+      (routes) => {
+        this.routes.push(...routes);
+        if (this.onDemand === onDemand) this.onDemand = undefined;
+      },
+      (err: unknown) => {
+        onDemand.loading = undefined;
+        throw err;
+      },
+    );
+    await onDemand.loading;
   }
 }
 

@@ -6,7 +6,7 @@ import type { PortStatus } from '../../src/transport/supervisor.js';
 import { evaluateHealth, healthRoute, type HealthReport } from '../../src/web/health.js';
 import type { SinkHealth } from '../../src/delivery/sink-health.js';
 import { metricsRoute } from '../../src/web/metrics.js';
-import { WebServer } from '../../src/web/server.js';
+import { WebServer, type Route } from '../../src/web/server.js';
 
 const quiet: Log = silentLog;
 const thresholds = { backlog: 100, oldestAgeMinutes: 10 };
@@ -162,6 +162,64 @@ describe('WebServer guard', () => {
     } finally {
       process.off('unhandledRejection', onRejection);
     }
+  });
+});
+
+describe('WebServer routes on demand', () => {
+  const text = (body: string): Route => ({ method: 'GET', path: `/${body}`, handler: (_req, res) => void res.end(body) });
+
+  it('builds them once, on the first request no other route answers, after the guard; /healthz never builds them', async () => {
+    const w = world();
+    let loads = 0;
+    let release = (): void => {};
+    const held = new Promise<void>((r) => (release = r));
+    const server = new WebServer({
+      host: '127.0.0.1',
+      port: 0,
+      log: quiet,
+      routes: [healthRoute(w.sources)],
+      guard: (req, res) => {
+        if (req.headers['authorization'] === 'Bearer ok') return true;
+        res.writeHead(401).end();
+        return false;
+      },
+    });
+    server.routesOnDemand(async () => {
+      loads++;
+      await held;
+      return [text('page'), { method: 'POST', path: '/healthz', handler: (_req, res) => void res.end('posted') }];
+    });
+    servers.push(server);
+    const { port } = await server.start();
+    const get = (path: string, init: RequestInit = {}): Promise<Response> =>
+      fetch(`http://127.0.0.1:${port}${path}`, { ...init, headers: { authorization: 'Bearer ok' } });
+    expect((await get('/healthz')).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/page`)).status).toBe(401);
+    expect(loads).toBe(0);
+    // Requests that arrive while the routes are built wait for that one build.
+    const waiting = [get('/page'), get('/page'), get('/healthz', { method: 'POST' })];
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    const answers = await Promise.all(waiting.map(async (r) => (await r).text()));
+    expect(answers).toEqual(['page', 'page', 'posted']);
+    expect((await get('/missing')).status).toBe(404);
+    expect(loads).toBe(1);
+  });
+
+  it('answers 500 while building them fails, and builds them at the next request', async () => {
+    const logged: object[] = [];
+    let fail = true;
+    const server = new WebServer({ host: '127.0.0.1', port: 0, log: { ...quiet, error: (obj) => void logged.push(obj) } });
+    server.routesOnDemand(async () => {
+      if (fail) throw new Error('cannot load the pages');
+      return [text('page')];
+    });
+    servers.push(server);
+    const { port } = await server.start();
+    expect((await fetch(`http://127.0.0.1:${port}/page`)).status).toBe(500);
+    expect(logged).toHaveLength(1);
+    fail = false;
+    expect(await (await fetch(`http://127.0.0.1:${port}/page`)).text()).toBe('page');
   });
 });
 

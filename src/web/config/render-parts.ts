@@ -2,7 +2,7 @@
 // (the clock zones with the gateway's preselected), the unlock form and the diff. Every value goes through `html`.
 import { html, type SafeHtml } from '../status/html.js';
 import { paths } from '../status/paths.js';
-import { layout } from '../status/render-page.js';
+import { layout } from '../status/layout.js';
 import { hunks, type DiffLine } from '../../config/line-diff.js';
 import type { FieldProblem } from './fields.js';
 import { PROBLEMS_LISTED } from '../status/listed.js';

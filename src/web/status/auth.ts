@@ -8,7 +8,7 @@ import { isLoopbackHost } from '../../config/loopback.js';
 import { send, type RequestGuard } from '../server.js';
 import { AdminRights, cookieValue } from './admin-rights.js';
 import { paths } from './paths.js';
-import { loginPage, refusalPage } from './render-page.js';
+import { loginPage, refusalPage } from './layout.js';
 import { LoginLimiter } from './login-limiter.js';
 import { MemoryRevokedSessions, type RevokedSessions } from './revoked-sessions.js';
 import { SessionKeys, safeEqual, sessionHash, type Session } from './session.js';

@@ -3,7 +3,7 @@
 import { html } from './html.js';
 import { paths } from './paths.js';
 import { instrumentCodes } from './render-codes.js';
-import { layout } from './render-page.js';
+import { layout } from './layout.js';
 import type { CodesPageOutcome } from './source.js';
 
 const back = html`<a href="${paths.page}#codes-seen">Status page</a>`;
