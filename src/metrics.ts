@@ -2,7 +2,7 @@
 // two gateways in one process do not share counters). The runtime pushes events in; backlog and the other
 // figures of scrape-gauges.ts are pulled from injected sources at scrape time, so the store is read only when
 // someone asks.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from './prom-metrics.js';
 import { noInformationReasons } from './orders/order.js';
 import type { DriverEvent } from './runner-contract.js';
 import { registerScrapeGauges, type GatewayFigures, type SinkBacklog } from './scrape-gauges.js';
@@ -30,6 +30,7 @@ const states: PortState[] = ['connected', 'waiting-for-device', 'error', 'stoppe
 /** The metrics registry the runtime feeds. */
 export class Metrics {
   readonly registry = new Registry();
+  private processMetrics = false;
   private readonly messages: Counter<'instrument'>;
   private readonly results: Counter<'instrument' | 'outcome'>;
   private readonly naks: Counter<'instrument'>;
@@ -144,9 +145,16 @@ export class Metrics {
       gateway: () => this.gateway,
       rates: () => [...sinks()].map((sink) => ({ sink, perSecond: this.drainRate(sink) })),
     });
+    if (options.processMetrics) this.collectProcessMetrics();
+  }
+
+  /** Adds Node's process metrics (RSS, CPU, event-loop lag, GC), once; the gateway does so once its instruments are open. */
+  collectProcessMetrics(): void {
+    if (this.processMetrics) return;
+    this.processMetrics = true;
     // The event-loop lag histogram samples every 100 ms, not prom-client's default 10 ms: that timer alone woke an
     // idle gateway 100 times a second. A stall of 100 ms or more is always seen; shorter ones are not worth the wakeups.
-    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'labgate_', eventLoopMonitoringPrecision: 100 });
+    collectDefaultMetrics({ register: this.registry, prefix: 'labgate_', eventLoopMonitoringPrecision: 100 });
   }
 
   /** Counts one driver event for an instrument (wire to DriverContext.onEvent). */

@@ -1,7 +1,7 @@
 // The figures /metrics reads from the running gateway when it is scraped, never pushed: the sinks' backlog and
 // circuits, the group commit's counts, each instrument's last message, the disk guard's view and the WAL's size. Each
 // scrape takes one reading of each source (Metrics.render), so the gauges of one scrape agree with one another.
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from './prom-metrics.js';
 import type { GroupFigures } from './store/group-commit.js';
 
 /** One sink's backlog and circuit as the store and its drain report them. */

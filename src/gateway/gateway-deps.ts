@@ -29,6 +29,7 @@ export interface GatewayDeps {
   /** Test-only fault hook run just before each commit (see createIngestPort). */
   beforeCommit?: () => void;
   onDriverEvent?: (instrument: string, event: DriverEvent) => void;
+  /** Node's process metrics on /metrics, added once the instruments' ports are open (Metrics.collectProcessMetrics). */
   processMetrics?: boolean;
   /** Unhandled rejections of this process (labgate run installs it), shown on /healthz and /metrics. */
   faults?: ProcessFaults;

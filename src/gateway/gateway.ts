@@ -61,7 +61,6 @@ export class Gateway {
     this.running = config;
     this.metrics = new Metrics({
       now: () => deps.clock.monotonic(),
-      processMetrics: deps.processMetrics ?? false,
       twoWay: (id) => twoWayInstruments(this.config).has(id),
     });
     deps.faults?.onRecord(() => this.metrics.unhandledError());
@@ -153,6 +152,8 @@ export class Gateway {
     // Unless two-way needed them earlier, the sinks load now, once the ports are open: loading them holds the event loop
     // for a tenth of a second or more, which the analyzers' first messages after a power cut should not wait for.
     await this.instrumentSet.firstOpens(deps.clock, 1_000);
+    // Node's process metrics too: their collectors are most of prom-client's modules (prom-metrics.ts).
+    if (deps.processMetrics) this.metrics.collectProcessMetrics();
     await this.delivery.running();
     this.ready = true;
     deps.log.info(

@@ -48,6 +48,15 @@ describe('labgate run loads what its configuration uses', () => {
     const pages = atReady.filter((f) => /^src\/(web\/status\/render-|web\/config\/|gateway\/web-pages)/.test(f));
     expect(pages, 'page modules loaded before any page was asked for (/healthz was)').toEqual([]);
 
+    // Node's process metrics are added once the port is open (their collectors are most of prom-client's files).
+    const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+    expect(metrics).toContain('labgate_process_resident_memory_bytes');
+    expect(metrics).toContain('labgate_nodejs_eventloop_lag_p99_seconds');
+    expect(
+      loaded(log).filter((f) => f.startsWith('src/web/status/render-')),
+      '/metrics loads no page',
+    ).toEqual([]);
+
     const page = await fetch(`http://127.0.0.1:${httpPort}/`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('gw-e2e');
