@@ -1,21 +1,50 @@
 // The three drivers behind one face: options schema, pure capture decoder, runner factory.
 // The runtime, `labgate decode` and reprocessing all go through here, so they decode identically.
+// ASTM's decoder and runner are loaded with this module; HL7's and the printed line's only when a configuration names
+// them (loadDrivers): a start after a power cut then reads no module of a protocol none of its analyzers speaks.
 import type { z } from 'zod';
 import { decodeAstmCapture } from '../drivers/astm/decode.js';
 import { astmOptionsSchema } from '../drivers/astm/options.js';
 import { createAstmRunner, type AstmMessageDecoder } from '../drivers/astm/runner.js';
-import { decodeHl7Capture } from '../drivers/hl7/decode.js';
-import { decodeHl7Message } from '../drivers/hl7/message.js';
+import type { Hl7MessageDecoder } from '../drivers/hl7/runner.js';
 import { hl7OptionsSchema } from '../drivers/hl7/options.js';
-import { createHl7Runner, type Hl7MessageDecoder } from '../drivers/hl7/runner.js';
-import { decodeLineCapture } from '../drivers/line/decode.js';
+import type { LineReportDecoder } from '../drivers/line/runner.js';
 import { lineOptionsSchema } from '../drivers/line/options.js';
-import { createLineRunner, type LineReportDecoder } from '../drivers/line/runner.js';
 import type { InstrumentProfile } from './config/mapping.js';
 import { detectionScope } from './detect/setting.js';
 import type { DriverContext, DriverRunner } from './runner-contract.js';
 import { TcpClientEndpoint } from './transport/tcp.js';
 import type { DecodedMessage, Protocol } from './message.js';
+
+// The entry points of the protocols loaded on demand, once loadDrivers has loaded them.
+const hl7Module = () =>
+  Promise.all([import('../drivers/hl7/decode.js'), import('../drivers/hl7/message.js'), import('../drivers/hl7/runner.js')]).then(
+    ([decode, message, runner]) => ({ ...decode, ...message, ...runner }),
+  );
+const lineModule = () =>
+  Promise.all([import('../drivers/line/decode.js'), import('../drivers/line/runner.js')]).then(([decode, runner]) => ({ ...decode, ...runner }));
+const loaded: { hl7?: Awaited<ReturnType<typeof hl7Module>>; line?: Awaited<ReturnType<typeof lineModule>> } = {};
+
+/**
+ * Loads the decoders and runners of the protocols these instruments speak. Whatever decodes a capture or creates a
+ * runner with a bound driver (the gateway's start and reload, `labgate decode`) awaits it first; binding alone, to
+ * validate a configuration, does not need it.
+ */
+export async function loadDrivers(instruments: readonly { driver: Protocol | 'auto' }[]): Promise<void> {
+  const protocols = new Set(instruments.map((i) => i.driver));
+  if (protocols.has('hl7')) loaded.hl7 ??= await hl7Module();
+  if (protocols.has('line')) loaded.line ??= await lineModule();
+}
+
+function hl7(): NonNullable<typeof loaded.hl7> {
+  if (!loaded.hl7) throw new Error('the HL7 driver is used before loadDrivers loaded it');
+  return loaded.hl7;
+}
+
+function line(): NonNullable<typeof loaded.line> {
+  if (!loaded.line) throw new Error('the line driver is used before loadDrivers loaded it');
+  return loaded.line;
+}
 
 /** One protocol's entry points, with its options already validated. */
 export interface Driver {
@@ -51,17 +80,17 @@ export function bindDriver(protocol: Protocol, rawOptions: unknown, decoders: Me
     case 'hl7':
       return bind(hl7OptionsSchema, rawOptions, (o) => ({
         protocol,
-        decodeCapture: (raw, profile) => decodeHl7Capture(raw, profile, o),
-        decodeJournaled: (raw, profile) => [decodeHl7Message(raw, profile, o).decoded],
+        decodeCapture: (raw, profile) => hl7().decodeHl7Capture(raw, profile, o),
+        decodeJournaled: (raw, profile) => [hl7().decodeHl7Message(raw, profile, o).decoded],
         // An analyzer's order port (orders.orderPort) is the one connection a driver opens itself.
-        createRunner: (ctx) => createHl7Runner({ dial: (address) => new TcpClientEndpoint(address).open(), ...ctx }, o, decoders.hl7),
+        createRunner: (ctx) => hl7().createHl7Runner({ dial: (address) => new TcpClientEndpoint(address).open(), ...ctx }, o, decoders.hl7),
       }));
     case 'line':
       return bind(lineOptionsSchema, rawOptions, (o) => ({
         protocol,
-        decodeCapture: (raw, profile) => decodeLineCapture(raw, profile, o),
-        decodeJournaled: (raw, profile) => decodeLineCapture(raw, profile, o),
-        createRunner: (ctx) => createLineRunner(ctx, o, decoders.line),
+        decodeCapture: (raw, profile) => line().decodeLineCapture(raw, profile, o),
+        decodeJournaled: (raw, profile) => line().decodeLineCapture(raw, profile, o),
+        createRunner: (ctx) => line().createLineRunner(ctx, o, decoders.line),
       }));
   }
 }

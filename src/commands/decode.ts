@@ -5,7 +5,7 @@ import type { CliIo, Command } from './command.js';
 import { commandArgs, configOption } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { formatProblems } from '../config/problem.js';
-import { bindInstruments } from '../driver-registry.js';
+import { bindInstruments, loadDrivers } from '../driver-registry.js';
 import { LabgateError } from '../errors.js';
 import type { DecodedMessage } from '../message.js';
 import { dedupKey, recordId } from '../result.js';
@@ -26,6 +26,7 @@ export const command: Command = async (args, io) => {
   }
   if (!values.config || !values.instrument) throw new LabgateError('USAGE', `--config and --instrument are required\n\n${help}`);
   const config = loadConfig(values.config);
+  await loadDrivers(config.instruments);
   const bound = bindInstruments(config);
   if (bound.kind === 'invalid') throw new LabgateError('CONFIG_INVALID', `${values.config} is invalid:\n${formatProblems(bound.problems)}`);
   const instrument = bound.instruments.get(values.instrument);

@@ -5,7 +5,7 @@
 import type { ReloadPlan } from '../config/reload-plan.js';
 import type { Config, InstrumentConfig } from '../config/schema.js';
 import { twoWayInstruments } from '../config/two-way-checks.js';
-import { bindInstruments, type BoundInstrument } from '../driver-registry.js';
+import { bindInstruments, loadDrivers, type BoundInstrument } from '../driver-registry.js';
 import type { Drain } from '../delivery/drain.js';
 import { LabgateError } from '../errors.js';
 import { Metrics } from '../metrics.js';
@@ -142,6 +142,7 @@ export class Gateway {
   /** Starts every part in order (parts()); a part that fails leaves the started ones for stop(). */
   async start(): Promise<{ httpPort: number }> {
     const { config, deps } = this;
+    await loadDrivers(config.instruments);
     const bound = bindInstruments(config, deps.decoders);
     if (bound.kind === 'invalid') {
       throw new LabgateError('CONFIG_INVALID', bound.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
@@ -188,6 +189,7 @@ export class Gateway {
    * instrument's next message reads it), then the restarted and added ones start.
    */
   async applyReload(plan: ReloadPlan, next: Config): Promise<void> {
+    await loadDrivers(next.instruments);
     const bound = bindInstruments(next, this.deps.decoders);
     if (bound.kind === 'invalid') throw new LabgateError('CONFIG_INVALID', bound.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
     await this.newPorts.releasePaths(serialPaths(next));

@@ -28,7 +28,7 @@ function loaded(file: string): string[] {
 }
 
 describe('labgate run loads what its configuration uses', () => {
-  it('one ASTM instrument: no FHIR sink, no demo; the pages at the first request for one', { timeout: 60_000 }, async () => {
+  it('one ASTM instrument: no HL7 or line driver, no FHIR sink, no demo; the pages at the first request for one', { timeout: 60_000 }, async () => {
     const { dir, cable } = await cabledScratch('modules', cleanups);
     const httpPort = await freePort();
     // Sinks on ports nobody listens on: their modules load, their drains wait.
@@ -43,7 +43,9 @@ describe('labgate run loads what its configuration uses', () => {
     const atReady = loaded(log);
     expect(atReady).toEqual(expect.arrayContaining(['src/commands/run.js', 'drivers/astm/runner.js', 'src/sinks/postgres.js', 'src/sinks/lims.js']));
     // fhir-ucum.js is the configuration's check of sinks.fhir.ucumUnits, a pure function, not the sink.
-    const unused = atReady.filter((f) => /^src\/(sinks\/fhir(?!-ucum)|demo\/)/.test(f));
+    // The HL7 and line drivers' options schemas are the configuration's (config/driver-options.ts) and MLLP's block bytes
+    // are port detection's (detect/burst.ts); their decoders and runners are neither.
+    const unused = atReady.filter((f) => /^(src\/(sinks\/fhir(?!-ucum)|demo\/)|drivers\/(hl7|line)\/(?!options|mllp))/.test(f));
     expect(unused, 'modules of what this configuration does not use').toEqual([]);
     const pages = atReady.filter((f) => /^src\/(web\/status\/render-|web\/config\/|gateway\/web-pages)/.test(f));
     expect(pages, 'page modules loaded before any page was asked for (/healthz was)').toEqual([]);

@@ -7,7 +7,7 @@ import { validateConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { systemClock } from '../../src/clock.js';
 import { silentLog, type Log } from '../../src/log.js';
-import { bindInstruments } from '../../src/driver-registry.js';
+import { bindInstruments, loadDrivers } from '../../src/driver-registry.js';
 import { superviseInstruments } from '../../src/gateway/instruments.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
@@ -196,6 +196,7 @@ describe('refused connections on a configured instrument', () => {
     });
     if (parsed.kind !== 'ok') throw new Error(JSON.stringify(parsed.problems));
     const config: Config = parsed.config;
+    await loadDrivers(config.instruments);
     const bound = bindInstruments(config);
     if (bound.kind !== 'ok') throw new Error('unbound');
     const lines: { msg: string; repeated?: number }[] = [];
