@@ -32,7 +32,8 @@ export interface ConfigSourceParts {
   reload: () => Promise<ReloadStatus>;
   /** Wakes the drains after reprocessed results were stored. */
   delivered: () => void;
-  gatewayZone: string;
+  /** This machine's time zone (labgate run asks ICU for it only when a page needs it). */
+  gatewayZone: () => string;
   now: () => number;
   log: Log;
   /** Runs between the fsync of a save and its rename (the crash test stops the process there). */
@@ -99,7 +100,7 @@ export function gatewayConfigSource(parts: ConfigSourceParts): ConfigSource {
         version: current.version,
         problems: outcome.problems,
         instruments: shown.instruments.map((c, i) => ({ config: c, managed: i >= mainCount, link: links.get(c.id) ?? null })),
-        gatewayZone: parts.gatewayZone,
+        gatewayZone: parts.gatewayZone(),
         history: await versions.history(),
         changes: changes(20),
         newPorts: parts.newPorts(),

@@ -12,7 +12,7 @@ export function configurationPages(
 ): { configuration?: Omit<ConfigSourceParts, 'bound' | 'instruments' | 'store' | 'log' | 'now' | 'delivered'> } {
   if (!deps.configFile) return {};
   const hook = deps.beforeConfigRename ? { beforeRename: deps.beforeConfigRename } : {};
-  return { configuration: { file: deps.configFile, gatewayZone: deps.gatewayZone ?? 'UTC', ...gateway, ...hook } };
+  return { configuration: { file: deps.configFile, gatewayZone: deps.gatewayZone ?? (() => 'UTC'), ...gateway, ...hook } };
 }
 
 /** A new port's detection as the configuration pages show it. */

@@ -35,8 +35,8 @@ export interface GatewayDeps {
   faults?: ProcessFaults;
   /** The file the configuration came from: reload() reads it again (labgate run's SIGHUP), the status page changes it. */
   configFile?: string;
-  /** This machine's time zone, preselected for a new instrument on the status page. Default UTC. */
-  gatewayZone?: string;
+  /** This machine's time zone, preselected for a new instrument on the status page; asked when a page shows it. Default UTC. */
+  gatewayZone?: () => string;
   /** Test-only: runs between the fsync of a configuration save and its rename (the crash test stops the process there). */
   beforeConfigRename?: () => void;
 }

@@ -85,7 +85,7 @@ export async function configRig(adminToken: string | null = ADMIN_TOKEN): Promis
     store,
     reload: () => reloader.reload(),
     delivered: () => {},
-    gatewayZone: 'Europe/Vienna',
+    gatewayZone: () => 'Europe/Vienna',
     now,
     log: silentLog,
   });
