@@ -10,7 +10,7 @@ import { configRoutes } from '../web/config/routes.js';
 import { twoWayInstruments } from '../config/two-way-checks.js';
 import { gatewayConfigSource } from './config-source.js';
 import { reprocessCapture } from './reprocess.js';
-import type { GatewayWebParts } from './web.js';
+import type { GatewayWebParts } from './web-parts.js';
 
 /** Every route of the status page, and of the configuration pages when `parts.configuration` is given. */
 export function gatewayPages(parts: GatewayWebParts, auth: StatusAuth, log: Log): Route[] {
