@@ -14,16 +14,9 @@ export function warmupMinutes(minutes: number): number {
  * process known to settle longer; the RSS line then also shows the slope from the default warm-up on (`settling`), so
  * what the longer warm-up left out stays in sight.
  */
-export function figures(
-  samples: readonly Sample[],
-  minutes: number,
-  once: ExactlyOnce,
-  context: object,
-  warmup = warmupMinutes(minutes),
-): BenchLine[] {
+export function figures(samples: readonly Sample[], minutes: number, once: ExactlyOnce, context: object, warmup = warmupMinutes(minutes)): BenchLine[] {
   const after = samples.filter((s) => s.hours >= warmup / 60);
-  const fitOn = (on: readonly Sample[], pick: (s: Sample) => number): number =>
-    sig(leastSquaresSlope(on.map((s) => ({ hours: s.hours, value: pick(s) }))));
+  const fitOn = (on: readonly Sample[], pick: (s: Sample) => number): number => sig(leastSquaresSlope(on.map((s) => ({ hours: s.hours, value: pick(s) }))));
   const fit = (pick: (s: Sample) => number): number => fitOn(after, pick);
   const range = (pick: (s: Sample) => number) => ({ first: sig(pick(after[0]!)), last: sig(pick(after.at(-1)!)), max: sig(Math.max(...after.map(pick))) });
   const common = { minutes, warmupMinutes: sig(warmup), samples: after.length };
@@ -31,7 +24,15 @@ export function figures(
   const defaultWarmup = warmupMinutes(minutes);
   const settling =
     warmup > defaultWarmup
-      ? { settling: { fromMinute: sig(defaultWarmup), slope: fitOn(samples.filter((s) => s.hours >= defaultWarmup / 60), (s) => s.rssMb) } }
+      ? {
+          settling: {
+            fromMinute: sig(defaultWarmup),
+            slope: fitOn(
+              samples.filter((s) => s.hours >= defaultWarmup / 60),
+              (s) => s.rssMb,
+            ),
+          },
+        }
       : {};
   // Each half's slope on its own: a leak climbs in both, a process still settling (V8 sizing its heap, code being
   // optimised, caches filling) only in the first.

@@ -10,7 +10,20 @@ function settlingRun(minutes: number, settledAtMinute: number, settleMbPerHour: 
   return Array.from({ length: minutes * 6 + 1 }, (_, i) => {
     const hours = i / 360;
     const rssMb = 150 + settleMbPerHour * Math.min(hours, settledAtMinute / 60);
-    return { hours, rssMb, rssAnonMb: rssMb - 40, rssFileMb: 40, heapMb: 35, heapTotalMb: 70, externalMb: 2, fds: 53, walBytes: 4096, loopP99Ms: 110, loopMinMs: 100, steady: true };
+    return {
+      hours,
+      rssMb,
+      rssAnonMb: rssMb - 40,
+      rssFileMb: 40,
+      heapMb: 35,
+      heapTotalMb: 70,
+      externalMb: 2,
+      fds: 53,
+      walBytes: 4096,
+      loopP99Ms: 110,
+      loopMinMs: 100,
+      steady: true,
+    };
   });
 }
 
