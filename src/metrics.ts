@@ -17,8 +17,6 @@ export type DeliveryOutcomeKind = 'delivered' | 'retry' | 'conflict' | 'dead';
 export interface MetricsOptions {
   /** Clock for the drain-rate window: a monotonic one, so a step of the wall clock does not empty or stretch it. */
   now: () => number;
-  /** Adds Node process metrics (RSS, CPU, event-loop lag); off in tests. */
-  processMetrics?: boolean;
   /** Seconds over which `labgate_sink_drain_rate` is averaged. */
   drainWindowSeconds?: number;
   /** Whether an instrument answers host queries or takes downloads: its two-way figures then start at 0 too. */
@@ -30,7 +28,7 @@ const states: PortState[] = ['connected', 'waiting-for-device', 'error', 'stoppe
 /** The metrics registry the runtime feeds. */
 export class Metrics {
   readonly registry = new Registry();
-  private processMetrics = false;
+  private processMetricsAdded = false;
   private readonly messages: Counter<'instrument'>;
   private readonly results: Counter<'instrument' | 'outcome'>;
   private readonly naks: Counter<'instrument'>;
@@ -145,13 +143,12 @@ export class Metrics {
       gateway: () => this.gateway,
       rates: () => [...sinks()].map((sink) => ({ sink, perSecond: this.drainRate(sink) })),
     });
-    if (options.processMetrics) this.collectProcessMetrics();
   }
 
   /** Adds Node's process metrics (RSS, CPU, event-loop lag, GC), once; the gateway does so once its instruments are open. */
   collectProcessMetrics(): void {
-    if (this.processMetrics) return;
-    this.processMetrics = true;
+    if (this.processMetricsAdded) return;
+    this.processMetricsAdded = true;
     // The event-loop lag histogram samples every 100 ms, not prom-client's default 10 ms: that timer alone woke an
     // idle gateway 100 times a second. A stall of 100 ms or more is always seen; shorter ones are not worth the wakeups.
     collectDefaultMetrics({ register: this.registry, prefix: 'labgate_', eventLoopMonitoringPrecision: 100 });

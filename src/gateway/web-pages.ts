@@ -24,7 +24,7 @@ export function gatewayPages(parts: GatewayWebParts, auth: StatusAuth, log: Log)
     store: parts.store,
     log,
     now: clock.now,
-    delivered: () => parts.drains().forEach((d) => d.notify()),
+    delivered: () => notifyAll(parts),
   });
   return [...routes, ...configRoutes({ source, auth, gatewayId: parts.config.gateway.id, now: clock.now, log })];
 }
@@ -32,7 +32,6 @@ export function gatewayPages(parts: GatewayWebParts, auth: StatusAuth, log: Log)
 // The page also says how rejected captures are bounded; the bound and its count live in retention, not in the store.
 function statusSource(parts: GatewayWebParts): StatusSource {
   const { store } = parts;
-  const notifyAll = (): void => parts.drains().forEach((d) => d.notify());
   const source = gatewayStatusSource({
     gatewayId: parts.config.gateway.id,
     now: parts.clock.now,
@@ -50,7 +49,7 @@ function statusSource(parts: GatewayWebParts): StatusSource {
     ...(parts.reload ? { reload: parts.reload } : {}),
     reprocess: (id, actor) => {
       const summary = reprocessCapture(store, parts.bound(), id, actor);
-      if (summary.inserted > 0) notifyAll();
+      if (summary.inserted > 0) notifyAll(parts);
       return summary;
     },
   });
@@ -66,4 +65,9 @@ function statusSource(parts: GatewayWebParts): StatusSource {
       return { ...(await source.snapshot()), ...(bound ? { rejectedRetention: bound } : {}), ...gateway };
     },
   };
+}
+
+/** Wakes every drain: results were stored outside an instrument's ingest (reprocessed captures). */
+function notifyAll(parts: GatewayWebParts): void {
+  for (const drain of parts.drains()) drain.notify();
 }

@@ -14,6 +14,7 @@ import type { ResultPayload } from '../../src/payload.js';
 import { Hl7TcpSender } from '../e2e/analyzers.js';
 import { freePort } from '../e2e/harness.js';
 import { mindrayBs } from '../hl7/fixtures.js';
+import { hl7Instrument } from './configs.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -30,16 +31,7 @@ async function gatewayWith(timesync: 'running' | 'synchronised') {
   const port = await freePort();
   const parsed = validateConfig({
     gateway: { id: 'gw1', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: 0 }, diskFloorMb: 0 },
-    instruments: [
-      {
-        id: 'bs240',
-        driver: 'hl7',
-        timezone: 'Europe/Vienna',
-        transport: { kind: 'tcp-server', host: '127.0.0.1', port },
-        mapping: mindrayBs.profile.mapping,
-        options: mindrayBs.options,
-      },
-    ],
+    instruments: [hl7Instrument(port)],
     sinks: { lims: { baseUrl: 'http://127.0.0.1:9/api', auth: { kind: 'static', tokenFile: join(dir, 'token') } } },
   });
   if (parsed.kind !== 'ok') throw new Error(JSON.stringify(parsed.problems));

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { validateConfig } from '../../src/config/load.js';
 import { planReload } from '../../src/config/reload-plan.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import { createLogger } from '../../src/logger.js';
@@ -14,6 +13,7 @@ import { astmCodes, astmInstrument, Hl7TcpSender } from '../e2e/analyzers.js';
 import { freePort } from '../e2e/harness.js';
 import { until } from '../fixtures/until.js';
 import { mindrayBs } from '../hl7/fixtures.js';
+import { configOf, hl7Instrument } from './configs.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -21,21 +21,6 @@ afterEach(async () => {
 });
 
 const tcp = (port: number) => ({ kind: 'tcp-server', host: '127.0.0.1', port });
-const hl7Instrument = (port: number) => ({
-  id: 'bs240',
-  driver: 'hl7',
-  timezone: 'Europe/Vienna',
-  transport: tcp(port),
-  mapping: mindrayBs.profile.mapping,
-  options: mindrayBs.options,
-});
-
-function configOf(dir: string, instruments: object[]) {
-  const parsed = validateConfig({ gateway: { id: 'gw1', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: 0 }, diskFloorMb: 0 }, instruments });
-  if (parsed.kind !== 'ok') throw new Error(JSON.stringify(parsed.problems));
-  return parsed.config;
-}
-
 describe('a reload that adds a protocol', () => {
   it('a reload that adds an HL7 instrument to an ASTM-only gateway starts it answering', { timeout: 30_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'labgate-driver-loading-'));

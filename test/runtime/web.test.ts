@@ -332,7 +332,8 @@ describe('/metrics over real HTTP', () => {
   });
 
   it('adds process metrics when asked', async () => {
-    const metrics = new Metrics({ now: () => 0, processMetrics: true });
+    const metrics = new Metrics({ now: () => 0 });
+    metrics.collectProcessMetrics();
     const { body } = await metrics.render();
     expect(body).toContain('labgate_process_resident_memory_bytes');
     // Sampled every 100 ms instead of 10 (runtime.idle.cpu in the bench), still reported.
