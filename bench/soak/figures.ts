@@ -57,6 +57,8 @@ export function figures(samples: readonly Sample[], minutes: number, once: Exact
       halves: halves((s) => s.rssMb),
       anonSlope: fit((s) => s.rssAnonMb),
       fileSlope: fit((s) => s.rssFileMb),
+      // Where the anonymous memory grew: malloc's main arena, its other arenas, or the rest (V8's pages above all).
+      anonSlopes: { brk: fit((s) => s.anon.brk), arenas: fit((s) => s.anon.arenas), other: fit((s) => s.anon.other) },
       ...settling,
       ...common,
     },
@@ -67,6 +69,7 @@ export function figures(samples: readonly Sample[], minutes: number, once: Exact
       mb: range((s) => s.heapMb),
       halves: halves((s) => s.heapMb),
       totalSlope: fit((s) => s.heapTotalMb),
+      spaceSlopes: Object.fromEntries(Object.keys(after[0]!.spacesMb).map((space) => [space, fit((s) => s.spacesMb[space] ?? NaN)])),
       ...common,
     },
     {

@@ -16,12 +16,48 @@ export interface Sample {
   heapTotalMb: number;
   externalMb: number;
   fds: number;
+  /** Where resident anonymous memory lives (smaps): malloc's main arena, other malloc arenas, everything else (V8's pages, threads' stacks, large mallocs). */
+  anon: AnonSplit;
+  /** What V8 has reserved per space (new, old, code, large_object, ...), MB. */
+  spacesMb: Record<string, number>;
   walBytes: number;
   loopP99Ms: number;
   /** The delay's minimum in the same window: prom-client's histogram counts its 100 ms sampling interval in. */
   loopMinMs: number;
   /** Both sinks up and every cable plugged for a while: the sample whose descriptors compare with the others'. */
   steady: boolean;
+}
+
+/** Resident anonymous memory by where it lives, MB. */
+export interface AnonSplit {
+  brk: number;
+  arenas: number;
+  other: number;
+}
+
+/**
+ * Splits /proc/PID/smaps's anonymous resident memory: the `[heap]` mapping is glibc malloc's main arena; a thread's
+ * arena is a 64 MiB mapping (reserved, partly committed, the rest PROT_NONE) that sits alone; the rest is V8's pages,
+ * stacks and allocations above malloc's mmap threshold.
+ */
+export function anonSplit(smaps: string): AnonSplit {
+  const split = { brk: 0, arenas: 0, other: 0 };
+  let kind: keyof AnonSplit = 'other';
+  const arenaBytes = 64 * 2 ** 20;
+  for (const line of smaps.split('\n')) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      const start = parseInt(header[1]!, 16);
+      const end = parseInt(header[2]!, 16);
+      const name = header[3]!;
+      // An arena is 64 MiB aligned: its committed part and its PROT_NONE rest are two adjacent mappings.
+      kind = name === '[heap]' ? 'brk' : name === '' && start % arenaBytes === 0 && end - start <= arenaBytes ? 'arenas' : 'other';
+      continue;
+    }
+    const anon = /^Anonymous:\s+(\d+) kB/.exec(line);
+    if (anon) split[kind] += Number(anon[1]) / 1024;
+  }
+  return split;
 }
 
 /** A metric's value from Prometheus text exposition (the first series of that name), or NaN. */
@@ -52,10 +88,19 @@ export async function sample(pid: number, httpPort: number, dataDir: string, hou
     heapTotalMb: metric(text, 'labgate_nodejs_heap_size_total_bytes') / 2 ** 20,
     externalMb: metric(text, 'labgate_nodejs_external_memory_bytes') / 2 ** 20,
     fds: readdirSync(`/proc/${pid}/fd`).length,
+    anon: anonSplit(readFileSync(`/proc/${pid}/smaps`, 'utf8')),
+    spacesMb: spaces(text),
     walBytes,
     loopP99Ms: metric(text, 'labgate_nodejs_eventloop_lag_p99_seconds') * 1000,
     loopMinMs: metric(text, 'labgate_nodejs_eventloop_lag_min_seconds') * 1000,
   };
+}
+
+/** V8's reserved size per heap space from the process metrics, MB. */
+function spaces(text: string): Record<string, number> {
+  const found: Record<string, number> = {};
+  for (const m of text.matchAll(/^labgate_nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)$/gm)) found[m[1]!] = Number(m[2]) / 2 ** 20;
+  return found;
 }
 
 /** Polls the status page and /healthz as a browser and a monitor would; counts answers and failures. */

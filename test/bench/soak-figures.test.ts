@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ExactlyOnce } from '../../bench/soak/exactly-once.js';
 import { figures, warmupMinutes } from '../../bench/soak/figures.js';
-import type { Sample } from '../../bench/soak/sampler.js';
+import { anonSplit, type Sample } from '../../bench/soak/sampler.js';
 
 const once: ExactlyOnce = { ok: true, acked: 10, stored: 10, pgRows: 10, limsRecords: 10, lost: 0, doubled: 0, unexplained: 0, notSent: 0 };
 
@@ -19,6 +19,8 @@ function settlingRun(minutes: number, settledAtMinute: number, settleMbPerHour: 
       heapTotalMb: 70,
       externalMb: 2,
       fds: 53,
+      anon: { brk: 20, arenas: 10, other: rssMb - 70 },
+      spacesMb: { new: 16, old: 50 },
       walBytes: 4096,
       loopP99Ms: 110,
       loopMinMs: 100,
@@ -53,5 +55,22 @@ describe('the soak figures', () => {
   it('a leak climbs after any warm-up', () => {
     const leaking = settlingRun(80, 80, 2);
     expect(figures(leaking, 80, once, {}, 20).find((l) => l.bench === 'soak.rss.slope')!.pass).toBe(false);
+  });
+});
+
+describe('where the soak sees anonymous memory', () => {
+  const mapping = (range: string, name: string, anonKb: number): string =>
+    `${range} rw-p 00000000 00:00 0    ${name}\nRss: ${anonKb} kB\nAnonymous: ${anonKb} kB\n`;
+
+  it('tells malloc main arena, a thread arena and the rest apart', () => {
+    const smaps =
+      mapping('55d1c0000000-55d1c0800000', '[heap]', 2048) +
+      // A thread's arena: 64 MiB aligned, its committed part first.
+      mapping('7f2c84000000-7f2c84900000', '', 9216) +
+      `7f2c84900000-7f2c88000000 ---p 00000000 00:00 0\nRss: 0 kB\nAnonymous: 0 kB\n` +
+      // V8's pages are 256 KiB aligned, not 64 MiB.
+      mapping('2a3b00040000-2a3b00080000', '', 256) +
+      mapping('7f2c90000000-7f2c90001000', '/usr/lib/x86_64-linux-gnu/libc.so.6', 4);
+    expect(anonSplit(smaps)).toEqual({ brk: 2, arenas: 9, other: 0.25 + 4 / 1024 });
   });
 });
