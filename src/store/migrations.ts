@@ -253,4 +253,9 @@ export const migrations: readonly Migration[] = [
   /* 9: the configuration's changes from the status page, read back without scanning every result's audit entry */ `
   CREATE INDEX audit_configuration ON audit (id) WHERE action GLOB 'config-*';
   `,
+  /* 10: a result's provenance stored once, in its payload (stored-result.ts) */ `
+  -- Nothing to rewrite: rows stored before keep results.source, and a first insert from here on leaves it '' and the
+  -- payload's result.source is read instead. The new number is for an older labgate, which would read '' as JSON: it
+  -- refuses this store (STORE_SCHEMA_NEWER) instead.
+  `,
 ];
