@@ -6,7 +6,8 @@
 //   captures   the raw journal: every message exactly as received, accepted or rejected with its reasons
 //              (ARCHITECTURE.md invariant 2); retention prunes it by id, which follows receipt.
 //   results    one row per dedup key and result time: the keyed result, its payload (the JSON every sink is sent)
-//              and payload_sha256, stored once however many sinks there are.
+//              and payload_sha256, stored once however many sinks there are; the provenance is the payload's alone
+//              (results.source is '' from store schema 10 on, stored-result.ts).
 //   outbox     one small row per result and sink: delivery state only (state, attempts, next attempt, etag).
 //   conflicts  the same key with other clinical content, kept aside for a person (invariant 4).
 //   audit      append-only: who did what to which key, and when (`AuditLog` below is its one writer).

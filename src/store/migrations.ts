@@ -253,4 +253,17 @@ export const migrations: readonly Migration[] = [
   /* 9: the configuration's changes from the status page, read back without scanning every result's audit entry */ `
   CREATE INDEX audit_configuration ON audit (id) WHERE action GLOB 'config-*';
   `,
+  /* 10: a result's provenance stored once, in its payload (stored-result.ts) */ `
+  -- Nothing to rewrite: rows stored before keep results.source, and a first insert from here on leaves it '' and the
+  -- payload's result.source is read instead. The new number is for an older labgate, which would read '' as JSON: it
+  -- refuses this store (STORE_SCHEMA_NEWER) instead.
+  `,
+  /* 11: a sink's sent count is outbox_sent.n plus its minutes in outbox_sent_minutes, so a marked batch writes one counter page */ `
+  -- A batch marked sent adds its count to its minute only; a minute forgotten (older than a day and an hour) folds its
+  -- count into outbox_sent then, so the sum stays exact. outbox_sent's triggers (migration 2) still take off a row
+  -- that leaves 'sent' or is deleted, from n, which may so go below zero while the minutes hold the deliveries.
+  UPDATE outbox_sent SET n = n - coalesce((SELECT sum(m.n) FROM outbox_sent_minutes m WHERE m.sink = outbox_sent.sink), 0);
+  CREATE TRIGGER outbox_sent_minutes_fold AFTER DELETE ON outbox_sent_minutes
+  BEGIN INSERT INTO outbox_sent (sink, n) VALUES (old.sink, old.n) ON CONFLICT (sink) DO UPDATE SET n = n + excluded.n; END;
+  `,
 ];

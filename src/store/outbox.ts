@@ -146,7 +146,9 @@ function recordBatch(stmts: OutcomeStatements, { sink, rows, outcomes, retryAt }
   if (sent.length > 0) marked += stmts.sentMany.run(at, at, JSON.stringify(sent)).changes;
   if (marked > 0) {
     const minute = Math.floor(at / 60_000);
-    stmts.countSent.run(sink, marked);
+    // The sink's counter row exists before any minute can fold into it or a trigger take from it; once it does, this
+    // writes nothing, and the batch's count goes to its minute alone (migration 11): one page, not two.
+    stmts.countSent.run(sink);
     stmts.countMinute.run(sink, minute, marked);
     // A day and an hour: the page's last-hour rate, and whole hours for its 24-hour chart.
     stmts.forgetMinutes.run(sink, minute - 25 * 60);
@@ -187,8 +189,8 @@ function prepareOutcomes(db: Database.Database): OutcomeStatements {
     conflictRow: db.prepare(`INSERT INTO conflicts (dedup_key, origin, stored_payload, incoming_payload, incoming_digest, reason, detected_at)
       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`),
     audit: new AuditLog(db),
-    // Once per batch instead of a trigger per row (migration 2).
-    countSent: db.prepare(`INSERT INTO outbox_sent (sink, n) VALUES (?, ?) ON CONFLICT (sink) DO UPDATE SET n = n + excluded.n`),
+    // Once per batch instead of a trigger per row (migration 2); the count itself is in the minutes (migration 11).
+    countSent: db.prepare(`INSERT INTO outbox_sent (sink, n) VALUES (?, 0) ON CONFLICT (sink) DO NOTHING`),
     countMinute: db.prepare(`INSERT INTO outbox_sent_minutes (sink, minute, n) VALUES (?, ?, ?)
       ON CONFLICT (sink, minute) DO UPDATE SET n = n + excluded.n`),
     forgetMinutes: db.prepare('DELETE FROM outbox_sent_minutes WHERE sink = ? AND minute < ?'),

@@ -1,5 +1,10 @@
 // A results row and the keyed result it was made from, both ways, so a conflict can show the stored version
 // in exactly the payload form the outbox carries.
+// The provenance (`source`) is written once, in the payload: from store schema 10 on, a first insert leaves the source
+// column empty ('', the column is NOT NULL), and reading a row takes the payload's. Its 70-odd bytes a result are what makes a results page
+// hold three rows instead of four: a sixth of the pages every ingest commit writes, and checkpoints copy again.
+// Rows stored earlier, and a person's forwarded correction (conflict-resolution.ts), still carry it in the column.
+import type { ResultPayload } from '../payload.js';
 import type { KeyedResult } from '../result.js';
 
 /** One `results` row as SQLite returns it. */
@@ -19,6 +24,7 @@ export interface ResultRow {
   flags: string;
   reference_range: string | null;
   qc: number;
+  /** JSON provenance, or '' when it is the payload's `result.source` (first inserts from store schema 10 on). */
   source: string;
   analyzer_code: string;
   clinical_digest: string;
@@ -33,7 +39,7 @@ export interface ResultRow {
   bound: number | null;
 }
 
-/** The columns of a first insert, in the order of the ingest INSERT statement; `r.source` already names the capture. */
+/** The columns of a first insert, in the order of the ingest INSERT statement; `r.source` already names the capture and goes in `payload` only. */
 export function resultColumns(r: KeyedResult, key: string, recordId: string, digest: string, now: number, payload: string, payloadSha256: string): unknown[] {
   return [
     key,
@@ -50,7 +56,7 @@ export function resultColumns(r: KeyedResult, key: string, recordId: string, dig
     JSON.stringify(r.flags),
     r.referenceRange,
     r.qc ? 1 : 0,
-    JSON.stringify(r.source),
+    '',
     r.source.analyzerCode,
     digest,
     r.source.captureId,
@@ -80,8 +86,14 @@ export function rowToResult(row: ResultRow): KeyedResult {
     flags: JSON.parse(row.flags) as string[],
     referenceRange: row.reference_range,
     qc: row.qc === 1,
-    source: JSON.parse(row.source) as KeyedResult['source'],
+    source: sourceOf(row),
   };
+}
+
+// The payload holds the provenance the row was stored with, the very object the column would have held.
+function sourceOf(row: ResultRow): KeyedResult['source'] {
+  if (row.source !== '') return JSON.parse(row.source) as KeyedResult['source'];
+  return (JSON.parse(row.payload) as ResultPayload).result.source;
 }
 
 /** Names the clinical fields on which two versions of one result differ (for the conflict's reason). */

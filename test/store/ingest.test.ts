@@ -3,6 +3,8 @@ import { sha256Hex } from '../../src/payload.js';
 import { dedupKey } from '../../src/result.js';
 import { dumpTables, message, result, scratchPerTest } from './store-fixtures.js';
 import { outboxIdOf, resultIdSql } from '../../src/store/layout.js';
+import type { ResultPayload } from '../../src/payload.js';
+import { rowToResult, type ResultRow } from '../../src/store/stored-result.js';
 
 const fresh = scratchPerTest();
 
@@ -40,6 +42,17 @@ describe('store.ingest', () => {
     ]);
     const capture = store.db.prepare('SELECT status, reasons, raw, result_count FROM captures').get() as Record<string, unknown>;
     expect(capture).toEqual({ status: 'accepted', reasons: null, raw: message([]).capture.raw, result_count: 2 });
+  });
+
+  it("stores a result's provenance once, in its payload; a row stored before keeps it in its column", () => {
+    const store = fresh().open();
+    store.ingest(message([result(1)]));
+    const row = store.db.prepare('SELECT * FROM results').get() as ResultRow;
+    expect(row.source).toBe('');
+    const stored = rowToResult(row);
+    expect(stored.source).toEqual((JSON.parse(row.payload) as ResultPayload).result.source);
+    expect(stored.source).toMatchObject({ analyzerCode: result(1).source.analyzerCode, captureId: 1 });
+    expect(rowToResult({ ...row, source: JSON.stringify(stored.source) })).toEqual(stored);
   });
 
   it('writes every outbox row and audit entry of a message longer than one multi-row statement', () => {

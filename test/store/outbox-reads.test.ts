@@ -62,6 +62,55 @@ describe('outbox.counts', () => {
     expect(store.outbox.counts().find((c) => c.sink === 'postgres')).toMatchObject({ pending: 5, sent: 1, dead: 0, oldestPendingAt: s.clock.now() - 1_000 });
   });
 
+  it('keeps the sent count exact when a minute older than a day folds into it, and after, through every path', () => {
+    const s = fresh();
+    const store = s.open();
+    store.ingest(message([1, 2, 3].map((n) => result(n))));
+    const first = store.outbox.claimDue('lims', 2);
+    store.outbox.recordOutcomes(
+      'lims',
+      first,
+      first.map(() => ({ kind: 'delivered' })),
+      first.map(() => null),
+    );
+    expect(store.db.prepare(`SELECT n FROM outbox_sent WHERE sink = 'lims'`).pluck().get()).toBe(0);
+    s.clock.advance(26 * 3_600_000);
+    const later = store.outbox.claimDue('lims', 1);
+    store.outbox.recordOutcomes('lims', later, [{ kind: 'delivered' }], [null]);
+    // The first minute was forgotten by the second batch: its two deliveries are in outbox_sent now.
+    expect(store.db.prepare(`SELECT minute, n FROM outbox_sent_minutes WHERE sink = 'lims'`).all()).toEqual([
+      { minute: Math.floor(s.clock.now() / 60_000), n: 1 },
+    ]);
+    expect(store.db.prepare(`SELECT n FROM outbox_sent WHERE sink = 'lims'`).pluck().get()).toBe(2);
+    expect(counted(store)).toEqual(scanned(store));
+    store.db.prepare(`UPDATE outbox SET state = 'pending' WHERE id = ?`).run(later[0]!.id);
+    store.db.prepare(`DELETE FROM outbox WHERE id = ?`).run(first[0]!.id);
+    expect(counted(store)).toEqual(scanned(store));
+    expect(store.outbox.counts().find((c) => c.sink === 'lims')).toMatchObject({ sent: 1, pending: 1 });
+  });
+
+  it('takes the sent count of a database migrated from schema 10, whose minutes were also counted in outbox_sent', () => {
+    const db = new Database(':memory:');
+    migrate(db, migrations.slice(0, 10));
+    db.exec(`INSERT INTO outbox_sent (sink, n) VALUES ('lims', 7), ('postgres', 3);
+      INSERT INTO outbox_sent_minutes (sink, minute, n) VALUES ('lims', 100, 2), ('lims', 101, 3), ('postgres', 101, 3)`);
+    migrate(db, migrations);
+    expect(db.prepare(COUNT_SQL.sent).all()).toEqual([
+      { sink: 'lims', n: 7 },
+      { sink: 'postgres', n: 3 },
+    ]);
+    db.prepare('DELETE FROM outbox_sent_minutes WHERE minute < 101').run();
+    expect(db.prepare('SELECT sink, n FROM outbox_sent ORDER BY sink').all()).toEqual([
+      { sink: 'lims', n: 4 },
+      { sink: 'postgres', n: 0 },
+    ]);
+    expect(db.prepare(COUNT_SQL.sent).all()).toEqual([
+      { sink: 'lims', n: 7 },
+      { sink: 'postgres', n: 3 },
+    ]);
+    db.close();
+  });
+
   it('reads no count by a full scan of the outbox table', () => {
     const store = fresh().open();
     for (const sql of Object.values(COUNT_SQL)) {

@@ -29,6 +29,8 @@ export function downgradeBefore(store: Store, migration: number): void {
     for (const [, table] of typeof later === 'string' ? later.matchAll(/CREATE TABLE (\w+)/g) : []) store.db.exec(`DROP TABLE ${table}`);
     // An index on a table an earlier migration made outlives the drops above.
     for (const [, index] of typeof later === 'string' ? later.matchAll(/CREATE INDEX (\w+)/g) : []) store.db.exec(`DROP INDEX IF EXISTS ${index}`);
+    // So does a trigger on one.
+    for (const [, trigger] of typeof later === 'string' ? later.matchAll(/CREATE TRIGGER (\w+)/g) : []) store.db.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
   }
   store.db.pragma(`user_version = ${migration}`);
 }
