@@ -1,8 +1,8 @@
 // A results row and the keyed result it was made from, both ways, so a conflict can show the stored version
 // in exactly the payload form the outbox carries.
 // The provenance (`source`) is written once, in the payload: from store schema 10 on, a first insert leaves the source
-// column empty ('', the column is NOT NULL), and reading a row takes the payload's. Its 70-odd bytes a result are what makes a results page
-// hold three rows instead of four: a sixth of the pages every ingest commit writes, and checkpoints copy again.
+// column empty ('', the column is NOT NULL), and reading a row takes the payload's. Its 70-odd bytes a result made a
+// results page hold three rows instead of four: a sixth of the pages every ingest commit writes, and checkpoints copy.
 // Rows stored earlier, and a person's forwarded correction (conflict-resolution.ts), still carry it in the column.
 import type { ResultPayload } from '../payload.js';
 import type { KeyedResult } from '../result.js';
