@@ -33,8 +33,8 @@ parentPort.on('message', () => {
 // How long a worker with nothing to do is kept for the next request: longer than a lab's pace takes to fill the WAL.
 const IDLE_MS = 60_000;
 
-/** WAL frames not yet in the database that make a checkpoint worth its writes (SQLite's own default, 4 MiB). */
-export const CHECKPOINT_PAGES = 1000;
+/** WAL bytes not yet in the database that make a checkpoint worth its writes (SQLite's own default: 1,000 4 KiB pages). */
+export const CHECKPOINT_BYTES = 4 * 2 ** 20;
 
 const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
 
@@ -52,7 +52,8 @@ export class Checkpointer {
   constructor(
     private readonly path: string,
     private readonly onError: (reason: string) => void = () => {},
-    private readonly pages = CHECKPOINT_PAGES,
+    /** Frames (pages) pending that make a checkpoint due: CHECKPOINT_BYTES of the database's pages. */
+    private readonly pages = CHECKPOINT_BYTES / 4096,
   ) {
     this.wal = new WalIndex(`${path}-shm`);
   }

@@ -11,7 +11,7 @@ import type { AnalyteMapping } from '../config/mapping.js';
 import type { DecodedMessage, InboundMessage, IngestSummary } from '../message.js';
 import { CaptureJournal, type JournaledCapture, type RejectedCapture } from './captures.js';
 import { ConflictResolver, type ConflictChoice, type Resolution } from './conflict-resolution.js';
-import { Checkpointer } from './checkpointer.js';
+import { CHECKPOINT_BYTES, Checkpointer } from './checkpointer.js';
 import { ConfigurationChanges, type ConfigurationChange } from './configuration-changes.js';
 import { openDatabase } from './database.js';
 import { makePrivateDir, makePrivateFile } from './private-files.js';
@@ -25,7 +25,7 @@ import { MessageCommits } from './message-commits.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
-import { BACKSTOP_CHECKPOINT_PAGES } from './wal-bound.js';
+import { backstopPages } from './wal-bound.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
 export type {
@@ -115,9 +115,11 @@ export class Store {
     readonly options: StoreOptions,
     private readonly lock: DataDirLock | null = null,
   ) {
-    this.checkpointer = new Checkpointer(db.name);
+    // Both bounds are bytes of WAL, whatever the store's page size (database.ts).
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    this.checkpointer = new Checkpointer(db.name, undefined, Math.round(CHECKPOINT_BYTES / pageSize));
     // SQLite's own checkpoint, on the committing call and so on the event loop, only when the worker falls behind.
-    db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+    db.pragma(`wal_autocheckpoint = ${backstopPages(db)}`);
     this.steady = new SteadyTime(db, options.now, options.monotonic, lock !== null);
     const due = (): number => this.steady.now();
     this.outbox = new Outbox(db, options.now, () => this.checkpointer.requestWhenDue(), due);

@@ -20,6 +20,21 @@ describe('openStore', () => {
     expect(store.db.pragma('user_version', { simple: true })).toBe(migrations.length);
   });
 
+  it('makes a new store with 2 KiB pages, and opens one made with 4 KiB pages as it is', () => {
+    expect(fresh().open().db.pragma('page_size', { simple: true })).toBe(2048);
+    // A store from before: its pages stay 4 KiB (a WAL database cannot change them), and it reads and writes as before.
+    const s = fresh();
+    const older = new Database(join(s.dataDir, 'labgate.db'));
+    older.pragma('page_size = 4096');
+    older.pragma('journal_mode = WAL');
+    older.close();
+    const store = s.open();
+    expect(store.db.pragma('page_size', { simple: true })).toBe(4096);
+    store.ingest(message([result(1), result(2)]));
+    store.close();
+    expect(s.open().counts()).toMatchObject({ results: 2, capturesAccepted: 1 });
+  });
+
   it('keeps what it stored across a close and reopen, migrating nothing twice', () => {
     const s = fresh();
     const first = s.open();
