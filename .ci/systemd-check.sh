@@ -46,7 +46,7 @@ done
 [ "$(stat -c %a "$root/etc/labgate/credentials")" = 700 ] || fail "/etc/labgate/credentials should be 0700"
 [ "$(stat -c %a "$root/etc/labgate/labgate.yaml")" = 640 ] || fail "labgate.yaml should be 0640"
 [ ! -e "$root/opt/labgate/current/node_modules/typescript" ] || fail "dev dependencies were installed"
-grep -q '^ExecStart=/usr/bin/node /opt/labgate/current/bin/labgate.js ' "$root/etc/systemd/system/labgate.service" ||
+grep -Eq '^ExecStart=/usr/bin/node( --[a-z-]+=[0-9]+)* /opt/labgate/current/bin/labgate.js ' "$root/etc/systemd/system/labgate.service" ||
   fail "the unit does not run /opt/labgate/current"
 node "$root/opt/labgate/current/bin/labgate.js" check-config --schema-only --config "$root/etc/labgate/labgate.yaml"
 

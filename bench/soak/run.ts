@@ -19,6 +19,7 @@ import { Poller, sample, type Sample } from './sampler.js';
 import { reloadWithMapping, schedule, type Chore } from './schedule.js';
 import { SinkSwitch } from './sink-switch.js';
 import { SoakInstrument } from './soak-instrument.js';
+import { readUnitRuntime } from './unit-runtime.js';
 import { figures, warmupMinutes } from './figures.js';
 
 const INSTRUMENTS = 16;
@@ -32,6 +33,12 @@ if (!(minutes > 0)) throw new Error('--minutes wants a positive number');
 const warmupArg = process.argv.indexOf('--warmup-minutes');
 const warmup = warmupArg > 0 ? Number(process.argv[warmupArg + 1]) : warmupMinutes(minutes);
 if (!(warmup >= 0 && warmup <= minutes / 2)) throw new Error('--warmup-minutes wants a number from 0 to half of --minutes');
+// As the systemd unit runs it; `--node-args "..."` replaces the unit's options to node (to compare others), and a
+// variable set in the soak's own environment wins over the unit's.
+const unit = readUnitRuntime();
+const nodeArgsArg = process.argv.indexOf('--node-args');
+const nodeArgs = nodeArgsArg > 0 ? process.argv[nodeArgsArg + 1]!.split(' ').filter(Boolean) : unit.nodeArgs;
+const unitEnv = Object.fromEntries(Object.entries(unit.env).filter(([name]) => process.env[name] === undefined));
 const pgUrl = process.env.LABGATE_TEST_PG_URL;
 if (!pgUrl) throw new Error('LABGATE_TEST_PG_URL is required: the soak runs against a real PostgreSQL');
 requireSocat();
@@ -93,9 +100,9 @@ async function soak(): Promise<boolean> {
     pg: { url: viaSwitch.toString(), schema },
   };
   const configFile = writeConfig(setup);
-  const gateway = new GatewayChild(configFile, httpPort, s.dir);
+  const gateway = new GatewayChild(configFile, httpPort, s.dir, nodeArgs);
   cleanups.push(() => gateway.stopIfRunning());
-  await gateway.start();
+  await gateway.start(unitEnv);
   await until(async () => (await gateway.health()).body.instruments.every((i) => i.state === 'connected'), 30_000, 'all instruments connected');
   const pid = gateway.pid!;
 
@@ -160,6 +167,7 @@ async function soak(): Promise<boolean> {
     polls: poller.counts,
     loadAverage: { before: loadBefore, after: loadavg().map((l) => sig(l, 2)) },
     cpus: cpus().length,
+    runtime: { nodeArgs, mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? unit.env.MALLOC_ARENA_MAX ?? null },
   };
   const lines = figures(samples, minutes, once, context, warmup);
   for (const line of lines) emit(line);

@@ -261,6 +261,8 @@ export class GatewayChild {
     readonly configFile: string,
     readonly httpPort: number,
     dir: string,
+    /** Node's own options before the entry point (the soak runs the gateway with the systemd unit's). */
+    readonly nodeArgs: readonly string[] = [],
   ) {
     this.log = join(dir, 'gateway.log');
     this.dataDir = join(dir, 'data');
@@ -289,7 +291,7 @@ export class GatewayChild {
     this.logFd = openSync(this.log, 'a');
     // A fault variable needs the test-only entry point: the installed `labgate run` reads none (test/support).
     const entry = Object.keys(env).some((k) => k.startsWith('LABGATE_FAULT_')) ? withFaults : bin;
-    this.child = spawn(process.execPath, [entry, 'run', '--config', this.configFile], {
+    this.child = spawn(process.execPath, [...this.nodeArgs, entry, 'run', '--config', this.configFile], {
       stdio: ['ignore', this.logFd, this.logFd],
       env: { ...process.env, NOTIFY_SOCKET: '', ...env },
     });

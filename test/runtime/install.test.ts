@@ -81,7 +81,7 @@ describe('install.sh into a throwaway root', () => {
     expect(readFileSync(join(r.root, 'etc/labgate/labgate.yaml'), 'utf8')).toBe(readFileSync(join(repo, 'config/labgate.example.yaml'), 'utf8'));
     const unit = readFileSync(join(r.root, 'etc/systemd/system/labgate.service'), 'utf8');
     expect(unit).toBe(readFileSync(join(repo, 'systemd/labgate.service'), 'utf8'));
-    expect(unit).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/labgate\/current\/bin\/labgate\.js run /m);
+    expect(unit).toMatch(/^ExecStart=\/usr\/bin\/node( --[a-z-]+=\d+)* \/opt\/labgate\/current\/bin\/labgate\.js run /m);
 
     appendFileSync(join(r.root, 'etc/labgate/labgate.yaml'), '# edited by the lab\n');
     const edited = listing(r.root);
