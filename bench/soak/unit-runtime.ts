@@ -1,8 +1,8 @@
 // The soak runs the gateway as the systemd unit does: with the unit's options to node (ExecStart, before the script)
 // and its Environment= lines (malloc's and node's settings), so what it measures is what a Pi in the field runs.
 import { readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { repoRoot } from '../../test/e2e/harness.js';
 
 /** How the unit starts node: its options before the entry point, and the environment it sets. */
 export interface UnitRuntime {
@@ -10,11 +10,8 @@ export interface UnitRuntime {
   env: Record<string, string>;
 }
 
-// This file runs from bench/soak (tests) or dist/bench/soak (the soak).
-const above = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
-
 /** The unit file in this checkout. */
-export const unitFile = join(basename(above) === 'dist' ? dirname(above) : above, 'systemd/labgate.service');
+export const unitFile = join(repoRoot, 'systemd/labgate.service');
 
 /** Reads the unit's runtime from `file`. */
 export function readUnitRuntime(file: string = unitFile): UnitRuntime {

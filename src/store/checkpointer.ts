@@ -52,7 +52,7 @@ export class Checkpointer {
   constructor(
     private readonly path: string,
     private readonly onError: (reason: string) => void = () => {},
-    /** Frames (pages) pending that make a checkpoint due: CHECKPOINT_BYTES of the database's pages. */
+    /** Frames pending that make a checkpoint due: the store passes CHECKPOINT_BYTES in its pages (wal-bound.ts). */
     private readonly pages = CHECKPOINT_BYTES / 4096,
   ) {
     this.wal = new WalIndex(`${path}-shm`);

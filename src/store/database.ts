@@ -14,7 +14,7 @@ export function openDatabase(path: string, busyTimeoutMs: number): Database.Data
     // Both only take effect before the first table exists (a store made with 4 KiB pages keeps them).
     // 2 KiB pages: a commit writes every page it touches whole to the WAL and the checkpoint writes it again, and most
     // of a message's pages take a few small rows (an index's newest leaf, the outbox's marks, the day's counters), so
-    // half the page is half the bytes on the SD card (bench store.write-amplification: 8,650 -> 6,920 per result).
+    // half the page is half the bytes on the SD card (bench store.write-amplification: 8,650 -> 6,790 per result).
     // A result's row (about a kilobyte) still fits a page; a large capture overflows either way.
     db.pragma('page_size = 2048');
     // Retention relies on incremental vacuum later.

@@ -25,7 +25,7 @@ import { MessageCommits } from './message-commits.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
-import { backstopPages } from './wal-bound.js';
+import { BACKSTOP_CHECKPOINT_BYTES, walFrames } from './wal-bound.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
 export type {
@@ -116,10 +116,9 @@ export class Store {
     private readonly lock: DataDirLock | null = null,
   ) {
     // Both bounds are bytes of WAL, whatever the store's page size (database.ts).
-    const pageSize = db.pragma('page_size', { simple: true }) as number;
-    this.checkpointer = new Checkpointer(db.name, undefined, Math.round(CHECKPOINT_BYTES / pageSize));
+    this.checkpointer = new Checkpointer(db.name, undefined, walFrames(db, CHECKPOINT_BYTES));
     // SQLite's own checkpoint, on the committing call and so on the event loop, only when the worker falls behind.
-    db.pragma(`wal_autocheckpoint = ${backstopPages(db)}`);
+    db.pragma(`wal_autocheckpoint = ${walFrames(db, BACKSTOP_CHECKPOINT_BYTES)}`);
     this.steady = new SteadyTime(db, options.now, options.monotonic, lock !== null);
     const due = (): number => this.steady.now();
     this.outbox = new Outbox(db, options.now, () => this.checkpointer.requestWhenDue(), due);

@@ -11,9 +11,9 @@ import type Database from 'better-sqlite3';
  * SQLite's default, as the checkpointer worker keeps the WAL far shorter. */
 export const BACKSTOP_CHECKPOINT_BYTES = 16 * 2 ** 20;
 
-/** The backstop in frames of this database's pages (SQLite counts wal_autocheckpoint in pages). */
-export function backstopPages(db: Database.Database): number {
-  return Math.round(BACKSTOP_CHECKPOINT_BYTES / (db.pragma('page_size', { simple: true }) as number));
+/** `bytes` of WAL in frames of this database's pages: SQLite and the checkpointer count the WAL in frames. */
+export function walFrames(db: Database.Database, bytes: number): number {
+  return Math.round(bytes / (db.pragma('page_size', { simple: true }) as number));
 }
 
 // The commit that crosses the backstop is appended whole before its checkpoint runs: room for a large group.
@@ -28,7 +28,7 @@ const FRAME_HEADER = 24;
 export function growthAhead(db: Database.Database): number {
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   const pages = db.pragma('page_count', { simple: true }) as number;
-  const longest = WAL_HEADER + (backstopPages(db) + CROSSING_FRAMES) * (pageSize + FRAME_HEADER);
+  const longest = WAL_HEADER + (walFrames(db, BACKSTOP_CHECKPOINT_BYTES) + CROSSING_FRAMES) * (pageSize + FRAME_HEADER);
   return Math.max(0, longest - sizeOf(`${db.name}-wal`)) + Math.max(0, pages * pageSize - sizeOf(db.name));
 }
 

@@ -15,10 +15,10 @@ import { SerialTransport } from '../../src/transport/serial.js';
 
 // The repository, from the source (vitest) or from the compiled copy under dist/ (the soak, bench/soak).
 const above = fileURLToPath(new URL('../../', import.meta.url));
-const root = basename(above) === 'dist' ? dirname(above) : above;
-const bin = join(root, 'bin/labgate.js');
-const withFaults = join(root, 'dist/test/support/run-with-faults.js');
-const limsMain = join(root, 'dist/src/lims-server/main.js');
+export const repoRoot = basename(above) === 'dist' ? dirname(above) : above;
+const bin = join(repoRoot, 'bin/labgate.js');
+const withFaults = join(repoRoot, 'dist/test/support/run-with-faults.js');
+const limsMain = join(repoRoot, 'dist/src/lims-server/main.js');
 
 /** The socat binary on PATH; throws (the test fails) when it is missing. */
 export function requireSocat(): string {
@@ -32,7 +32,7 @@ export function requireSocat(): string {
 
 /** Fails with a clear message when the build the child runs is missing. */
 export function requireBuild(): void {
-  if (!existsSync(join(root, 'dist/src/cli.js')) || !existsSync(limsMain)) {
+  if (!existsSync(join(repoRoot, 'dist/src/cli.js')) || !existsSync(limsMain)) {
     throw new Error('dist/ is missing: run `npm run build` first (`npm test` does)');
   }
 }
