@@ -7,7 +7,8 @@
 import type { Clock } from '../clock.js';
 import type { OutboxRow, Outcome } from './contract.js';
 import type { DrainOutbox } from './drain.js';
-import type { Outbox, OutcomeBatch } from '../store/outbox.js';
+import type { Outbox } from '../store/outbox.js';
+import type { OutcomeBatch } from '../store/outbox-outcomes.js';
 
 /** How long a mark may wait for others, and how many rows make a transaction worth writing at once. */
 export interface MarkPacing {

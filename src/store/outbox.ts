@@ -1,6 +1,6 @@
 // The outbox side of the store: claiming due rows per sink and recording each row's outcome.
 // Durability rules: a claim writes nothing (rows in flight are excluded in memory, so after a crash every
-// unfinished row is simply due again); every batch's outcomes are recorded in ONE synchronous transaction, committed
+// unfinished row is simply due again; a claim starts after the sink's last claimed row, claim-cursor.ts); every batch's outcomes are recorded in ONE synchronous transaction, committed
 // without waiting for fsync (a lost mark only means a re-delivery the sink absorbs); synchronous is restored after.
 // An outcome applies only to the payload that was claimed: a correction queued while the old version was in flight
 // (resolveConflict) changes the result's payload_sha256, so the old version's outcome leaves the correction pending.
@@ -8,29 +8,50 @@
 // ids), so a claim reads it by rowid and an outcome rewrites only the small outbox row.
 import type Database from 'better-sqlite3';
 import type { OutboxRow, Outcome } from '../delivery/contract.js';
-import { AuditLog, claimedPayloadIs, resultIdSql } from './layout.js';
-import { OutboxOperator } from './outbox-operator.js';
+import { ClaimCursors, type ClaimKey } from './claim-cursor.js';
+import { resultIdSql } from './layout.js';
+import { prepareOutcomes, recordBatch, type OutcomeBatch } from './outbox-outcomes.js';
+import { OutboxOperator, type DeadLetterFilter } from './outbox-operator.js';
 
 // No alias for outbox: the plans read `SEARCH outbox USING INDEX outbox_due` (test/delivery/outbox.test.ts).
-// The ids BETWEEN the two parameters after the in-flight ones are a group commit's whose fsync has not returned yet.
-const DUE = `WHERE outbox.sink = ? AND outbox.state = 'pending' AND outbox.next_attempt_at <= ?
-  AND outbox.id NOT IN (SELECT value FROM json_each(?)) AND outbox.id NOT BETWEEN ? AND ?
-  ORDER BY outbox.next_attempt_at, outbox.id LIMIT ?`;
+// The ids BETWEEN the two parameters after the in-flight ones (or the cursor) are a group commit's whose fsync has not
+// returned yet.
+const PENDING = `outbox.sink = ? AND outbox.state = 'pending'`;
+const SYNCED = `outbox.id NOT BETWEEN ? AND ?`;
+const ORDER = `ORDER BY outbox.next_attempt_at, outbox.id LIMIT ?`;
+const DUE = `WHERE ${PENDING} AND outbox.next_attempt_at <= ? AND outbox.id NOT IN (SELECT value FROM json_each(?)) AND ${SYNCED} ${ORDER}`;
+// After the sink's cursor (claim-cursor.ts), in two index ranges: SQLite seeks a row value (next_attempt_at, id) > (?, ?)
+// on its first column only, and a backlog written in one transaction shares one due time.
+const DUE_SAME_AT = `WHERE ${PENDING} AND outbox.next_attempt_at = ? AND outbox.id > ? AND ${SYNCED} ORDER BY outbox.id LIMIT ?`;
+const DUE_LATER = `WHERE ${PENDING} AND outbox.next_attempt_at > ? AND outbox.next_attempt_at <= ? AND ${SYNCED} ${ORDER}`;
 // CROSS JOIN keeps the outbox outer (SQLite never reorders it): the due rows come off outbox_due, each result by rowid.
-const ROW_COLUMNS = `outbox.id, outbox.sink, outbox.dedup_key, r.record_id, outbox.attempts, outbox.etag, r.payload, r.payload_sha256`;
-type RawRow = [number, string, string, string, number, string | null, string, string];
+const ROW_COLUMNS = `outbox.id, outbox.sink, outbox.dedup_key, r.record_id, outbox.attempts, outbox.etag, r.payload, r.payload_sha256,
+  outbox.next_attempt_at`;
+type RawRow = [number, string, string, string, number, string | null, string, string, number];
+const FROM = `SELECT ${ROW_COLUMNS} FROM outbox CROSS JOIN results r ON r.id = ${resultIdSql('outbox.id')}`;
 
 /** The claim query (exported so a test can EXPLAIN it): parameters sink, now (steady time), JSON array of in-flight ids, the unsynced range, limit. */
-export const CLAIM_SQL = `SELECT ${ROW_COLUMNS} FROM outbox CROSS JOIN results r ON r.id = ${resultIdSql('outbox.id')} ${DUE}`;
+export const CLAIM_SQL = `${FROM} ${DUE}`;
+/** The claim after a cursor, its due time first: parameters sink, the cursor's due time and id, the unsynced range, limit. */
+export const CLAIM_SAME_AT_SQL = `${FROM} ${DUE_SAME_AT}`;
+/** Then the rows due later: parameters sink, the cursor's due time, now, the unsynced range, limit. */
+export const CLAIM_LATER_SQL = `${FROM} ${DUE_LATER}`;
+/** Whether rows let in after their fsync lie behind a cursor: by rowid over the group's ids, not the due index. */
+export const PASSED_SQL = `SELECT 1 FROM outbox WHERE id BETWEEN ? AND ? AND +sink = ? AND +state = 'pending'
+  AND (+next_attempt_at < ? OR (+next_attempt_at = ? AND id <= ?)) LIMIT 1`;
 
 /** Outbox operations on the store's one SQLite connection. */
 export class Outbox extends OutboxOperator {
   private readonly inFlight = new Map<string, Set<number>>();
+  private readonly cursors = new ClaimCursors();
   // Nothing is sent before it is durable: a group commit's rows stay out of every claim until its fsync has returned,
   // or a power cut could take back from the gateway a result a sink already holds.
   private unsynced: readonly [number, number] = [0, -1];
   private readonly due: Database.Statement;
+  private readonly dueSameAt: Database.Statement;
+  private readonly dueLater: Database.Statement;
   private readonly dueAt: Database.Statement;
+  private readonly passedBy: Database.Statement;
   private readonly record: (batches: readonly OutcomeBatch[]) => number;
 
   /** `afterRecord` runs after a batch with deliveries is recorded (the store asks for a checkpoint off the loop). */
@@ -44,12 +65,15 @@ export class Outbox extends OutboxOperator {
     // Served by the partial index outbox_due: cost follows `limit` and the rows in flight, never the backlog.
     // Raw arrays: better-sqlite3 builds them faster than keyed objects, and the claim is on the hot path.
     this.due = db.prepare(CLAIM_SQL).raw();
+    this.dueSameAt = db.prepare(CLAIM_SAME_AT_SQL).raw();
+    this.dueLater = db.prepare(CLAIM_LATER_SQL).raw();
     this.dueAt = db.prepare(`SELECT next_attempt_at FROM outbox ${DUE}`).pluck();
+    this.passedBy = db.prepare(PASSED_SQL).pluck();
     const stmts = prepareOutcomes(db);
     this.record = db.transaction((batches: readonly OutcomeBatch[]) => {
       const at = this.now();
       let marked = 0;
-      for (const batch of batches) marked += recordBatch(stmts, batch, at);
+      for (const batch of batches) marked += recordBatch(stmts, batch, at, (id, dueAt) => this.backInDue(batch.sink, id, dueAt));
       return marked;
     });
   }
@@ -57,7 +81,18 @@ export class Outbox extends OutboxOperator {
   /** Up to `limit` pending rows of `sink` due now and not already in flight, oldest due first; they stay in flight until recorded or released. */
   claimDue(sink: string, limit: number): OutboxRow[] {
     const flying = this.flying(sink);
-    const raw = this.due.all(sink, this.dueNow(), JSON.stringify([...flying]), ...this.unsynced, limit) as RawRow[];
+    const now = this.dueNow();
+    const cursor = this.cursors.of(sink);
+    let raw: RawRow[] | undefined;
+    if (cursor !== undefined) {
+      const after = this.claimAfter(sink, cursor, now, limit);
+      // Nothing after the cursor: rows put back behind it by another process are looked for from the first due row.
+      // A row in flight after it (claimed before the cursor was last forgotten) makes the full claim step over it.
+      if (after.length > 0 && after.every((r) => !flying.has(r[0]))) raw = after;
+    }
+    raw ??= this.due.all(sink, now, JSON.stringify([...flying]), ...this.unsynced, limit) as RawRow[];
+    const last = raw.at(-1);
+    if (last !== undefined) this.cursors.moveTo(sink, last[8], last[0]);
     return raw.map(([id, rowSink, dedupKey, recordId, attempts, etag, payload, payloadSha256]) => {
       flying.add(id);
       return { id, sink: rowSink, dedupKey, recordId, attempts, etag, payload, payloadSha256 };
@@ -79,19 +114,26 @@ export class Outbox extends OutboxOperator {
     // fsync here would stall the event loop, and with it every other batch in flight, once per batch.
     const level = this.db.pragma('synchronous', { simple: true }) as number;
     this.db.pragma('synchronous = NORMAL');
+    let recorded = false;
     try {
       // Only deliveries write enough to need checkpoints soon; a sink that is down must not keep a thread running.
-      if (this.record(batches) > 0) this.afterRecord();
+      const marked = this.record(batches);
+      recorded = true;
+      if (marked > 0) this.afterRecord();
     } finally {
       this.db.pragma(`synchronous = ${level}`);
-      for (const { sink, rows } of batches) this.release(sink, rows);
+      for (const { sink, rows } of batches) {
+        this.land(sink, rows);
+        // Rolled back: every row is due again where it was, behind the cursor.
+        if (!recorded) this.cursors.forget(sink);
+      }
     }
   }
 
   /** Returns claimed rows to the due set without recording anything (a batch abandoned before its outcome). */
   release(sink: string, rows: readonly OutboxRow[]): void {
-    const flying = this.flying(sink);
-    for (const row of rows) flying.delete(row.id);
+    this.land(sink, rows);
+    if (rows.length > 0) this.cursors.forget(sink);
   }
 
   /** Rows of `sink` currently claimed and not yet recorded. */
@@ -107,12 +149,50 @@ export class Outbox extends OutboxOperator {
 
   /** Keeps the rows with ids `from`..`to` out of claims (a group committed, not yet fsynced); null lets them in. */
   holdUnsynced(range: readonly [number, number] | null): void {
-    this.unsynced = range ?? [0, -1];
+    const [from, to] = this.unsynced;
+    const next = range ?? [0, -1];
+    // The ids let in: those held before and not now (a hold only moves up: the groups synced are the oldest).
+    const letIn: [number, number] = next[0] > next[1] ? [from, to] : [from, Math.min(to, next[0] - 1)];
+    if (letIn[0] <= letIn[1]) {
+      for (const sink of this.cursors.sinks()) {
+        const c = this.cursors.of(sink)!;
+        if (this.passedBy.get(letIn[0], letIn[1], sink, c.at, c.at, c.id) !== undefined) this.cursors.forget(sink);
+      }
+    }
+    this.unsynced = next;
   }
 
   /** Forgets every in-flight claim (after the drains have stopped); the rows are due again as they were. */
   resetInFlight(): void {
     this.inFlight.clear();
+    this.cursors.forget();
+  }
+
+  /** Forgets where the claims stood: rows were put back among the due ones (a person's resolution of a conflict). */
+  forgetCursors(): void {
+    this.cursors.forget();
+  }
+
+  override retryDeadLetters(filter: DeadLetterFilter, actor: string): number {
+    const retried = super.retryDeadLetters(filter, actor);
+    if (retried > 0) this.cursors.forget();
+    return retried;
+  }
+
+  private claimAfter(sink: string, cursor: ClaimKey, now: number, limit: number): RawRow[] {
+    const same = this.dueSameAt.all(sink, cursor.at, cursor.id, ...this.unsynced, limit) as RawRow[];
+    if (same.length === limit) return same;
+    return same.concat(this.dueLater.all(sink, cursor.at, now, ...this.unsynced, limit - same.length) as RawRow[]);
+  }
+
+  // A row of `sink` recorded and still pending: due at `dueAt`, or where it was (null).
+  private backInDue(sink: string, id: number, dueAt: number | null): void {
+    if (dueAt === null || this.cursors.passed(sink, dueAt, id)) this.cursors.forget(sink);
+  }
+
+  private land(sink: string, rows: readonly OutboxRow[]): void {
+    const flying = this.flying(sink);
+    for (const row of rows) flying.delete(row.id);
   }
 
   private flying(sink: string): Set<number> {
@@ -123,101 +203,4 @@ export class Outbox extends OutboxOperator {
     }
     return set;
   }
-}
-
-/** One batch's outcomes: one per row, `retryAt[i]` (steady time) null keeping the row's due time. */
-export interface OutcomeBatch {
-  sink: string;
-  rows: readonly OutboxRow[];
-  outcomes: readonly Outcome[];
-  retryAt: readonly (number | null)[];
-}
-
-// Marks one batch inside the caller's transaction; returns how many rows it marked sent.
-function recordBatch(stmts: OutcomeStatements, { sink, rows, outcomes, retryAt }: OutcomeBatch, at: number): number {
-  const sent: [number, string][] = [];
-  let marked = 0;
-  rows.forEach((row, i) => {
-    const outcome = outcomes[i]!;
-    if (outcome.kind === 'delivered' && outcome.etag === undefined) sent.push([row.id, row.payloadSha256]);
-    else marked += applyOutcome(stmts, sink, row, outcome, retryAt[i] ?? null, at);
-  });
-  // One statement for the common case: a whole batch delivered.
-  if (sent.length > 0) marked += stmts.sentMany.run(at, at, JSON.stringify(sent)).changes;
-  if (marked > 0) {
-    const minute = Math.floor(at / 60_000);
-    // The sink's counter row exists before any minute can fold into it or a trigger take from it; once it does, this
-    // writes nothing, and the batch's count goes to its minute alone (migration 11): one page, not two.
-    stmts.countSent.run(sink);
-    stmts.countMinute.run(sink, minute, marked);
-    // A day and an hour: the page's last-hour rate, and whole hours for its 24-hour chart.
-    stmts.forgetMinutes.run(sink, minute - 25 * 60);
-  }
-  return marked;
-}
-
-interface OutcomeStatements {
-  sent: Database.Statement;
-  sentMany: Database.Statement;
-  retry: Database.Statement;
-  dead: Database.Statement;
-  conflict: Database.Statement;
-  conflictRow: Database.Statement;
-  audit: AuditLog;
-  countSent: Database.Statement;
-  countMinute: Database.Statement;
-  forgetMinutes: Database.Statement;
-}
-
-function prepareOutcomes(db: Database.Database): OutcomeStatements {
-  return {
-    sent: db.prepare(`UPDATE outbox SET state = 'sent', etag = coalesce(?, etag), sent_at = ?, updated_at = ?, last_error = NULL
-      WHERE id = ? AND state = 'pending' AND ${claimedPayloadIs('?')}`),
-    // The batch as [[id, payload_sha256], ...]; each row is found by its id.
-    sentMany: db.prepare(`UPDATE outbox SET state = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
-      FROM (SELECT value ->> 0 AS id, value ->> 1 AS sha FROM json_each(?)) AS b
-      WHERE outbox.id = b.id AND outbox.state = 'pending' AND ${claimedPayloadIs('b.sha')}`),
-    // A sink-wide failure (retryAt null) keeps the row's attempts and due time: an outage never ages a result.
-    retry: db.prepare(`UPDATE outbox SET attempts = attempts + ?, next_attempt_at = coalesce(?, next_attempt_at), last_error = ?,
-      updated_at = ? WHERE id = ? AND state = 'pending' AND ${claimedPayloadIs('?')}`),
-    dead: db.prepare(`UPDATE outbox SET state = 'dead', attempts = attempts + 1, last_error = ?, updated_at = ?
-      WHERE id = ? AND state = 'pending' AND ${claimedPayloadIs('?')}`),
-    // The sink's current version tag, when its outcome names one, replaces ours: a correction forwarded by a person
-    // (conflict-resolution.ts) then names the version it replaces (LIMS If-Match) instead of failing on a stale one.
-    conflict: db.prepare(`UPDATE outbox SET state = 'conflict', etag = coalesce(?, etag), last_error = ?, updated_at = ?
-      WHERE id = ? AND state = 'pending' AND ${claimedPayloadIs('?')}`),
-    conflictRow: db.prepare(`INSERT INTO conflicts (dedup_key, origin, stored_payload, incoming_payload, incoming_digest, reason, detected_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key, origin, incoming_digest) DO UPDATE SET occurrences = occurrences + 1`),
-    audit: new AuditLog(db),
-    // Once per batch instead of a trigger per row (migration 2); the count itself is in the minutes (migration 11).
-    countSent: db.prepare(`INSERT INTO outbox_sent (sink, n) VALUES (?, 0) ON CONFLICT (sink) DO NOTHING`),
-    countMinute: db.prepare(`INSERT INTO outbox_sent_minutes (sink, minute, n) VALUES (?, ?, ?)
-      ON CONFLICT (sink, minute) DO UPDATE SET n = n + excluded.n`),
-    forgetMinutes: db.prepare('DELETE FROM outbox_sent_minutes WHERE sink = ? AND minute < ?'),
-  };
-}
-
-/** Applies one outcome; returns how many rows it marked sent (0 or 1). */
-function applyOutcome(s: OutcomeStatements, sink: string, row: OutboxRow, outcome: Outcome, retryAt: number | null, at: number): number {
-  switch (outcome.kind) {
-    case 'delivered':
-      return s.sent.run(outcome.etag ?? null, at, at, row.id, row.payloadSha256).changes;
-    case 'retry':
-      s.retry.run(retryAt === null ? 0 : 1, retryAt, outcome.reason, at, row.id, row.payloadSha256);
-      return 0;
-    case 'dead':
-      if (s.dead.run(outcome.reason, at, row.id, row.payloadSha256).changes === 0) return 0;
-      s.audit.write(at, 'gateway', 'dead-letter', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
-      return 0;
-    case 'conflict':
-      if (s.conflict.run(theirEtag(outcome), outcome.reason, at, row.id, row.payloadSha256).changes === 0) return 0;
-      s.conflictRow.run(row.dedupKey, sink, outcome.theirs ?? '', row.payload, row.payloadSha256, outcome.reason, at);
-      s.audit.write(at, 'gateway', 'sink-conflict', row.dedupKey, JSON.stringify({ sink, reason: outcome.reason }));
-      return 0;
-  }
-}
-
-// The version the sink holds (a conflict's `etag`, delivery/contract.ts), kept so a person's forward sends it as If-Match.
-function theirEtag(outcome: Extract<Outcome, { kind: 'conflict' }>): string | null {
-  return outcome.etag ?? null;
 }

@@ -243,7 +243,10 @@ export class Store {
    * nothing; `forward` queues the other version to the sinks as a correction (conflict-resolution.ts).
    */
   resolveConflict(id: number, choice: ConflictChoice, actor: string): Resolution {
-    return this.resolveTx.immediate(id, choice, actor, this.options.now(), this.steady.now());
+    const resolution = this.resolveTx.immediate(id, choice, actor, this.options.now(), this.steady.now());
+    // What a forward queues may be due behind where the drains' claims stand.
+    if (resolution.kind === 'done' && resolution.queued.length > 0) this.outbox.forgetCursors();
+    return resolution;
   }
 
   /** Outbox state per sink of each result, keyed by dedup key, in one indexed query. */

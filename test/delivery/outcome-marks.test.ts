@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Drain } from '../../src/delivery/drain.js';
 import type { OutboxRow, Outcome, Sink } from '../../src/delivery/contract.js';
 import { OutcomeMarks } from '../../src/delivery/outcome-marks.js';
-import type { OutcomeBatch } from '../../src/store/outbox.js';
+import type { OutcomeBatch } from '../../src/store/outbox-outcomes.js';
 import { ManualClock, settle } from '../fixtures/manual-clock.js';
 import { enqueue, sampleResult, states, testStore, type TestStore } from './fixture.js';
 
