@@ -44,6 +44,20 @@ describe('postgres sink', () => {
     }
   });
 
+  it('loads text beyond ASCII byte for byte: units, comments and reference ranges in any script', async () => {
+    const texts = [
+      { unit: 'µmol/L', valueText: '≥ 5.0', referenceRange: '3,5–5,1' },
+      { unit: '10⁹/L', valueText: 'Nováček ✓', referenceRange: 'ženy: 0–10' },
+      { unit: 'mmol/L', valueText: 'Ş "quoted" \\ back\u0001slash', referenceRange: '日本語' },
+    ];
+    const batch = rows(texts.map((t, i) => sampleResult(60 + i, t)));
+    expect((await sink.deliver(batch, never)).map((o) => o.kind)).toEqual(['delivered', 'delivered', 'delivered']);
+    const res = await db.pool.query(`SELECT unit, value_text, reference_range FROM "${db.schema}".result_load WHERE dedup_key = ANY($1) ORDER BY accession`, [
+      batch.map((r) => r.dedupKey),
+    ]);
+    expect(res.rows).toEqual(texts.map((t) => ({ unit: t.unit, value_text: t.valueText, reference_range: t.referenceRange })));
+  });
+
   it('reports different clinical content under a stored key as a conflict and writes nothing', async () => {
     const [original] = rows([sampleResult(10)]);
     await sink.deliver([original!], never);
