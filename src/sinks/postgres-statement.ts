@@ -10,30 +10,10 @@ import { quoteIdent } from './postgres-schema.js';
 /** One result to load: its key, its stored payload JSON, and the attempt number for the audit row. */
 export type LoadRow = { key: string; payload: string; attempt: number };
 
-/** Parameters of the batch statement, in order: keys, payloads as one JSON array (jsonb's binary form), attempts, gateway id. */
+/** Parameters of the batch statement, in order: keys, payloads as one JSON array text, attempts, gateway id. */
 export function batchParams(rows: readonly LoadRow[], gatewayId: string): unknown[] {
-  return [rows.map((r) => r.key), jsonbArray(rows.map((r) => r.payload)), rows.map((r) => r.attempt), gatewayId];
-}
-
-// jsonb's binary form is a version byte and the JSON text. Each payload is encoded once, straight into one buffer that
-// the client sends as it is: a text[] literal would escape every quote of every payload, and one long joined string
-// is flattened, measured and encoded again by the client (about 7 µs per result here, most of a batch's own CPU).
-const JSONB_VERSION = 1;
-const [OPEN, COMMA, CLOSE] = [0x5b, 0x2c, 0x5d];
-
-function jsonbArray(payloads: readonly string[]): Buffer {
-  let size = 3 + payloads.length;
-  for (const p of payloads) size += Buffer.byteLength(p);
-  const out = Buffer.allocUnsafe(size);
-  out[0] = JSONB_VERSION;
-  out[1] = OPEN;
-  let at = 2;
-  payloads.forEach((p, i) => {
-    if (i > 0) out[at++] = COMMA;
-    at += out.write(p, at, 'utf8');
-  });
-  out[at++] = CLOSE;
-  return out.subarray(0, at);
+  // Joined rather than sent as text[]: an array literal would escape every quote of every payload on the gateway.
+  return [rows.map((r) => r.key), `[${rows.map((r) => r.payload).join(',')}]`, rows.map((r) => r.attempt), gatewayId];
 }
 
 /**
