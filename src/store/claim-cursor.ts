@@ -33,9 +33,9 @@ export class ClaimCursors {
     return c !== undefined && (at < c.at || (at === c.at && id <= c.id));
   }
 
-  /** The sinks with a cursor. */
-  sinks(): string[] {
-    return [...this.bySink.keys()];
+  /** Every sink's cursor (a copy: forgetting one while going through them is safe). */
+  all(): [string, ClaimKey][] {
+    return [...this.bySink];
   }
 
   /** Forgets `sink`'s cursor, or every sink's. */

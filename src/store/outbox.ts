@@ -1,7 +1,8 @@
 // The outbox side of the store: claiming due rows per sink and recording each row's outcome.
-// Durability rules: a claim writes nothing (rows in flight are excluded in memory, so after a crash every
-// unfinished row is simply due again; a claim starts after the sink's last claimed row, claim-cursor.ts); every batch's outcomes are recorded in ONE synchronous transaction, committed
-// without waiting for fsync (a lost mark only means a re-delivery the sink absorbs); synchronous is restored after.
+// Durability rules: a claim writes nothing (rows in flight are excluded in memory, and a claim starts after the
+// sink's last claimed row, claim-cursor.ts: after a crash every unfinished row is simply due again); every batch's
+// outcomes are recorded in ONE synchronous transaction, committed without waiting for fsync (a lost mark only means
+// a re-delivery the sink absorbs); synchronous is restored after.
 // An outcome applies only to the payload that was claimed: a correction queued while the old version was in flight
 // (resolveConflict) changes the result's payload_sha256, so the old version's outcome leaves the correction pending.
 // The payload is the result's, stored once for every sink: a row's result is one rowid lookup (layout.ts, the outbox
@@ -154,8 +155,7 @@ export class Outbox extends OutboxOperator {
     // The ids let in: those held before and not now (a hold only moves up: the groups synced are the oldest).
     const letIn: [number, number] = next[0] > next[1] ? [from, to] : [from, Math.min(to, next[0] - 1)];
     if (letIn[0] <= letIn[1]) {
-      for (const sink of this.cursors.sinks()) {
-        const c = this.cursors.of(sink)!;
+      for (const [sink, c] of this.cursors.all()) {
         if (this.passedBy.get(letIn[0], letIn[1], sink, c.at, c.at, c.id) !== undefined) this.cursors.forget(sink);
       }
     }
