@@ -168,15 +168,17 @@ export class Store {
   }
 
   /**
-   * Makes everything committed so far durable: fsync of the WAL file, on libuv's thread pool so the event loop keeps
-   * running. Linux flushes a file's data whichever descriptor asks, so a descriptor of our own flushes SQLite's writes.
+   * Makes everything committed so far durable: fdatasync of the WAL file, as SQLite's own FULL commit does on Linux,
+   * on libuv's thread pool so the event loop keeps running. Linux flushes a file's data whichever descriptor asks, so a
+   * descriptor of our own flushes SQLite's writes; fdatasync flushes the file's length when it grew, and skips only
+   * its times, which spares the file system's journal a commit when SQLite rewrites the WAL from its start.
    * Then asks for a checkpoint off the event loop once the WAL has grown enough (checkpointer.ts), so the next commits
    * do not run one themselves.
    */
   async syncWal(): Promise<void> {
     const wal = await open(`${this.db.name}-wal`, 'r');
     try {
-      await wal.sync();
+      await wal.datasync();
     } finally {
       await wal.close();
     }
