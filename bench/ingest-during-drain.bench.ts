@@ -2,7 +2,7 @@
 // of LABGATE_BENCH_BACKLOG results (default 1,000,000, written straight into its store for both sinks) to the real
 // PostgreSQL and the LIMS test server (its own process) at full speed, with the configuration's defaults, while 16
 // analyzers on socat cables each send a 5-result message every 2 s and wait for its ACK. Windows of
-// LABGATE_BENCH_WINDOW_SECONDS (default 15) take turns: the analyzers quiet (each drain's idle rate), then sending
+// LABGATE_BENCH_WINDOW_SECONDS (default 10) take turns: the analyzers quiet (each drain's idle rate), then sending
 // (its rate during ingest). The same analyzers with no drain: a gateway over an empty store before, and the same
 // gateway once its backlog is gone. Figures: commit-ACK p99 and the gateway's event-loop delay p99 beside no drain
 // (target ACK p99 <= 100 ms), and each drain's rate during ingest beside its idle rate (target >= 0.8).
@@ -17,7 +17,7 @@ import { startLimsChild } from './lims-child.js';
 import { sig, type BenchLine } from './line.js';
 
 const BACKLOG = Number(process.env.LABGATE_BENCH_BACKLOG ?? 1_000_000);
-const WINDOW_MS = Number(process.env.LABGATE_BENCH_WINDOW_SECONDS ?? 15) * 1000;
+const WINDOW_MS = Number(process.env.LABGATE_BENCH_WINDOW_SECONDS ?? 10) * 1000;
 const MAX_MS = Number(process.env.LABGATE_BENCH_DRAIN_MINUTES ?? 40) * 60_000;
 const INSTRUMENTS = 16;
 const SEND_EVERY_MS = 2_000;
