@@ -13,8 +13,10 @@ import { systemClock } from '../src/clock.js';
 import { createPostgresSink } from '../src/sinks/postgres.js';
 import { batchParams, batchStatement } from '../src/sinks/postgres-statement.js';
 import type { OutboxRow } from '../src/delivery/contract.js';
+import { OutcomeMarks } from '../src/delivery/outcome-marks.js';
 import { openDatabase } from '../src/store/database.js';
 import { Outbox } from '../src/store/outbox.js';
+import { openStore } from '../src/store/store.js';
 import { benchDatabase, benchRows, fillOutbox, fillPending, withClient, type BenchDatabase } from './delivery-fixture.js';
 import { sig, type BenchLine, type Wants } from './line.js';
 
@@ -119,10 +121,13 @@ async function rawCeiling(db: BenchDatabase, rows: readonly OutboxRow[], inFligh
   return rows.length / seconds;
 }
 
-async function drainRate(db: BenchDatabase, rows: readonly OutboxRow[], inFlight: number, dir: string): Promise<number> {
-  const store = openDatabase(join(dir + '.db'), 5_000);
-  fillOutbox(store, rows, Date.now() - 1_000);
-  const outbox = new Outbox(store, Date.now);
+// The drain as the gateway composes it (gateway/delivery-part.ts): over the store, whose checkpoints run on their own
+// thread, with the outcome marks of its batches written together.
+async function drainRate(db: BenchDatabase, rows: readonly OutboxRow[], inFlight: number, dataDir: string): Promise<number> {
+  const store = openStore({ dataDir, sinks: ['postgres'], now: Date.now });
+  fillOutbox(store.db, rows, Date.now() - 1_000);
+  store.db.pragma('wal_checkpoint(TRUNCATE)'); // the fill's pages are not the drain's to write
+  const outbox = new OutcomeMarks(store.outbox, systemClock);
   const sink = createPostgresSink({ url: db.url, schema: db.schema, poolSize: inFlight, gatewayId: 'gw-bench' });
   await sink.pool.query('SELECT 1'); // connect before the clock starts, as a running gateway has
   const policy = { backoff: { baseMs: 1_000, capMs: 300_000 }, probeIntervalMs: 15_000, failureThreshold: 5, batchSize: BATCH, inFlight };
