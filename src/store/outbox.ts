@@ -5,6 +5,9 @@
 // a re-delivery the sink absorbs); synchronous is restored after.
 // An outcome applies only to the payload that was claimed: a correction queued while the old version was in flight
 // (resolveConflict) changes the result's payload_sha256, so the old version's outcome leaves the correction pending.
+// A payload is replaced only through this store (one writer per data directory, lock.ts), which says so here
+// (payloadsReplaced): a delivery claimed since the last replacement is marked without reading its result again, and
+// one claimed before it is checked against the payload_sha256 it carried (outbox-outcomes.ts).
 // The payload is the result's, stored once for every sink: a row's result is one rowid lookup (layout.ts, the outbox
 // ids), so a claim reads it by rowid and an outcome rewrites only the small outbox row.
 import type Database from 'better-sqlite3';
@@ -43,7 +46,10 @@ export const PASSED_SQL = `SELECT 1 FROM outbox WHERE id BETWEEN ? AND ? AND +si
 
 /** Outbox operations on the store's one SQLite connection. */
 export class Outbox extends OutboxOperator {
-  private readonly inFlight = new Map<string, Set<number>>();
+  /** Per sink, the ids in flight, each with the payload generation it was claimed in. */
+  private readonly inFlight = new Map<string, Map<number, number>>();
+  /** Counts the replacements of results' payloads (payloadsReplaced). */
+  private payloadGeneration = 0;
   private readonly cursors = new ClaimCursors();
   // Nothing is sent before it is durable: a group commit's rows stay out of every claim until its fsync has returned,
   // or a power cut could take back from the gateway a result a sink already holds.
@@ -74,7 +80,11 @@ export class Outbox extends OutboxOperator {
     this.record = db.transaction((batches: readonly OutcomeBatch[]) => {
       const at = this.now();
       let marked = 0;
-      for (const batch of batches) marked += recordBatch(stmts, batch, at, (id, dueAt) => this.backInDue(batch.sink, id, dueAt));
+      for (const batch of batches) {
+        const flying = this.flying(batch.sink);
+        const unchanged = (id: number): boolean => flying.get(id) === this.payloadGeneration;
+        marked += recordBatch(stmts, batch, at, unchanged, (id, dueAt) => this.backInDue(batch.sink, id, dueAt));
+      }
       return marked;
     });
   }
@@ -91,11 +101,11 @@ export class Outbox extends OutboxOperator {
       // A row in flight after it (claimed before the cursor was last forgotten) makes the full claim step over it.
       if (after.length > 0 && after.every((r) => !flying.has(r[0]))) raw = after;
     }
-    raw ??= this.due.all(sink, now, JSON.stringify([...flying]), ...this.unsynced, limit) as RawRow[];
+    raw ??= this.due.all(sink, now, JSON.stringify([...flying.keys()]), ...this.unsynced, limit) as RawRow[];
     const last = raw.at(-1);
     if (last !== undefined) this.cursors.moveTo(sink, last[8], last[0]);
     return raw.map(([id, rowSink, dedupKey, recordId, attempts, etag, payload, payloadSha256]) => {
-      flying.add(id);
+      flying.set(id, this.payloadGeneration);
       return { id, sink: rowSink, dedupKey, recordId, attempts, etag, payload, payloadSha256 };
     });
   }
@@ -144,7 +154,7 @@ export class Outbox extends OutboxOperator {
 
   /** Earliest next_attempt_at (steady time) of a pending row of `sink` that is not in flight, or null when none is. */
   nextDueAt(sink: string): number | null {
-    const at = this.dueAt.get(sink, Number.MAX_SAFE_INTEGER, JSON.stringify([...this.flying(sink)]), ...this.unsynced, 1) as number | undefined;
+    const at = this.dueAt.get(sink, Number.MAX_SAFE_INTEGER, JSON.stringify([...this.flying(sink).keys()]), ...this.unsynced, 1) as number | undefined;
     return at ?? null;
   }
 
@@ -173,6 +183,11 @@ export class Outbox extends OutboxOperator {
     this.cursors.forget();
   }
 
+  /** A result's payload may have been replaced: the outcomes of rows claimed before now are checked against theirs. */
+  payloadsReplaced(): void {
+    this.payloadGeneration++;
+  }
+
   override retryDeadLetters(filter: DeadLetterFilter, actor: string): number {
     const retried = super.retryDeadLetters(filter, actor);
     if (retried > 0) this.cursors.forget();
@@ -195,12 +210,12 @@ export class Outbox extends OutboxOperator {
     for (const row of rows) flying.delete(row.id);
   }
 
-  private flying(sink: string): Set<number> {
-    let set = this.inFlight.get(sink);
-    if (!set) {
-      set = new Set();
-      this.inFlight.set(sink, set);
+  private flying(sink: string): Map<number, number> {
+    let ids = this.inFlight.get(sink);
+    if (!ids) {
+      ids = new Map();
+      this.inFlight.set(sink, ids);
     }
-    return set;
+    return ids;
   }
 }

@@ -246,6 +246,8 @@ export class Store {
    */
   resolveConflict(id: number, choice: ConflictChoice, actor: string): Resolution {
     const resolution = this.resolveTx.immediate(id, choice, actor, this.options.now(), this.steady.now());
+    // A forward replaces a result's payload: what was claimed before it is marked only if it carried the one stored now.
+    if (resolution.kind === 'done') this.outbox.payloadsReplaced();
     // What a forward queues may be due behind where the drains' claims stand.
     if (resolution.kind === 'done' && resolution.queued.length > 0) this.outbox.forgetCursors();
     return resolution;

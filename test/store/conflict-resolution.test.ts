@@ -119,6 +119,35 @@ describe('store.resolveConflict', () => {
     expect(JSON.parse(again!.payload)).toEqual({ ...JSON.parse(conflict!.incomingPayload), supersedes: clinicalContent(result(1)) });
   });
 
+  it('forward (ingest): deliveries of other results in flight across the correction are still marked sent', () => {
+    const s = fresh();
+    const store = s.open();
+    store.ingest(message([result(1), result(2)]));
+    const inFlight = store.outbox.claimDue('postgres', 10);
+    expect(inFlight).toHaveLength(2);
+    store.ingest(message([corrected]));
+    const [conflict] = store.openConflicts(10);
+    store.resolveConflict(conflict!.id, 'forward', 'web-local');
+    store.outbox.recordOutcomes(
+      'postgres',
+      inFlight,
+      inFlight.map(() => ({ kind: 'delivered' })),
+      inFlight.map(() => null),
+    );
+    const pending = outbox(store).filter((r) => r.sink === 'postgres' && r.state === 'pending');
+    expect(pending.map((r) => JSON.parse(r.payload).result.valueText)).toEqual(['6.3']);
+    expect(outbox(store).filter((r) => r.sink === 'postgres' && r.state === 'sent')).toHaveLength(1);
+    // Claimed after the correction: marked by id, and it sticks.
+    const again = store.outbox.claimDue('postgres', 10);
+    store.outbox.recordOutcomes(
+      'postgres',
+      again,
+      again.map(() => ({ kind: 'delivered' })),
+      again.map(() => null),
+    );
+    expect(outbox(store).filter((r) => r.sink === 'postgres').map((r) => r.state)).toEqual(['sent', 'sent']);
+  });
+
   it('forward (ingest) also queues a sink that has no row for the result yet', () => {
     const s = fresh();
     const store = s.open();
