@@ -145,7 +145,11 @@ describe('store.resolveConflict', () => {
       again.map(() => ({ kind: 'delivered' })),
       again.map(() => null),
     );
-    expect(outbox(store).filter((r) => r.sink === 'postgres').map((r) => r.state)).toEqual(['sent', 'sent']);
+    expect(
+      outbox(store)
+        .filter((r) => r.sink === 'postgres')
+        .map((r) => r.state),
+    ).toEqual(['sent', 'sent']);
   });
 
   it('forward (ingest) also queues a sink that has no row for the result yet', () => {
