@@ -167,9 +167,15 @@ async function soak(): Promise<boolean> {
     polls: poller.counts,
     loadAverage: { before: loadBefore, after: loadavg().map((l) => sig(l, 2)) },
     cpus: cpus().length,
-    runtime: { nodeArgs, mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? unit.env.MALLOC_ARENA_MAX ?? null },
+    runtime: { nodeArgs, malloc: mallocSettings() },
   };
   const lines = figures(samples, minutes, once, context, warmup);
   for (const line of lines) emit(line);
   return lines.every((l) => l.pass !== false);
+}
+
+// malloc's settings the gateway ran with: the unit's, or the soak's own environment where it sets one.
+function mallocSettings(): Record<string, string> {
+  const names = new Set([...Object.keys(unit.env), ...Object.keys(process.env)].filter((name) => name.startsWith('MALLOC_')));
+  return Object.fromEntries([...names].sort().map((name) => [name, process.env[name] ?? unit.env[name]!]));
 }
