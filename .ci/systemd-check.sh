@@ -22,7 +22,7 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update
   apt-get install -y --no-install-recommends "${need[@]}"
 fi
-[ -f dist/src/cli.js ] || npm run build
+[ -f dist/bundle/cli.js ] || npm run build
 
 work="$(mktemp -d)"
 pids=()
@@ -38,7 +38,7 @@ listing() {
 
 echo "== installer into a throwaway root, from this checkout"
 systemd/install.sh --destdir "$root" --no-system
-for f in opt/labgate/current/bin/labgate.js opt/labgate/current/dist/src/cli.js etc/labgate/labgate.yaml etc/labgate/labgate.example.yaml \
+for f in opt/labgate/current/bin/labgate.js opt/labgate/current/dist/bundle/cli.js etc/labgate/labgate.yaml etc/labgate/labgate.example.yaml \
   etc/systemd/system/labgate.service etc/udev/rules.d/99-labgate-serial.rules usr/local/bin/labgate; do
   [ -e "$root/$f" ] || [ -L "$root/$f" ] || fail "missing $f"
 done

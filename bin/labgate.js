@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The installed entry point: the compiled composition root (built by `npm run build`, which `npm ci` runs via `prepare`).
-import { main } from '../dist/src/cli.js';
+// The installed entry point: the compiled composition root, bundled (src/release/bundle.ts; built by `npm run build`,
+// which `npm ci` runs via `prepare`).
+import { main } from '../dist/bundle/cli.js';
 
 process.exitCode = await main(process.argv.slice(2));

@@ -5,10 +5,11 @@
 # and its manifest written by the staged tree's own code with node $3 (the binaries decide the platform, CPU and ABI).
 stage_from_checkout() {
   local src="$1" out="$2" node="$3" commit bs real stale
-  [ -f "$src/dist/src/release/main.js" ] || die "$src/dist is missing or stale: run 'npm ci' (it builds) or 'npm run build' first"
+  [ -f "$src/dist/src/release/main.js" ] && [ -f "$src/dist/bundle/cli.js" ] || die "$src/dist is missing or stale: run 'npm ci' (it builds) or 'npm run build' first"
   [ -d "$src/node_modules" ] || die "$src/node_modules is missing: run 'npm ci' first"
-  # A pack says which commit it is: a dist/ built before the sources last changed would belie it.
-  stale="$(cd "$src" && find src drivers -name '*.ts' -newer dist/src/cli.js -print -quit 2>/dev/null || true)"
+  # A pack says which commit it is: a dist/ built before the sources last changed would belie it (the bundle is
+  # written last, after tsc).
+  stale="$(cd "$src" && find src drivers -name '*.ts' -newer dist/bundle/cli.js -print -quit 2>/dev/null || true)"
   [ -z "$stale" ] || die "$src/dist is older than $stale: run 'npm run build' first"
   mkdir -p "$out"
   cp -a "$src/package.json" "$src/package-lock.json" "$src/bin" "$src/dist" "$src/config" "$src/systemd" "$out/"

@@ -32,7 +32,7 @@ export function requireSocat(): string {
 
 /** Fails with a clear message when the build the child runs is missing. */
 export function requireBuild(): void {
-  if (!existsSync(join(repoRoot, 'dist/src/cli.js')) || !existsSync(limsMain)) {
+  if (!existsSync(join(repoRoot, 'dist/bundle/cli.js')) || !existsSync(limsMain)) {
     throw new Error('dist/ is missing: run `npm run build` first (`npm test` does)');
   }
 }

@@ -17,14 +17,17 @@ afterEach(async () => {
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const moduleLog = join(root, 'dist/test/support/module-log.js');
 
-// The repository's files the child loaded so far, relative to dist/ (`src/sinks/lims.js`), and package entries.
+// The repository's files the child loaded so far, relative to dist/ (`src/sinks/lims.js`), and package entries. A
+// file of the bundle stands for the compiled modules in it (dist/bundle/modules.json, written by the build).
 function loaded(file: string): string[] {
   if (!existsSync(file)) return [];
+  const bundled = JSON.parse(readFileSync(join(root, 'dist/bundle/modules.json'), 'utf8')) as Record<string, string[]>;
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((url) => fileURLToPath(url))
-    .map((path) => (path.includes('/dist/') ? path.slice(path.lastIndexOf('/dist/') + '/dist/'.length) : path));
+    .map((path) => (path.includes('/dist/') ? path.slice(path.lastIndexOf('/dist/') + '/dist/'.length) : path))
+    .flatMap((path) => (path.startsWith('bundle/') ? (bundled[path.slice('bundle/'.length)] ?? [path]) : [path]));
 }
 
 describe('labgate run loads what its configuration uses', () => {

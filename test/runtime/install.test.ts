@@ -208,11 +208,11 @@ describe('install.sh smoke-tests a release before switching to it', () => {
 describe('install.sh --pack of a checkout whose build is stale', () => {
   it('refuses: the pack would carry another commit than it says', () => {
     const checkout = scratchDir('stale');
-    for (const d of ['dist/src/release', 'node_modules', 'src']) mkdirSync(join(checkout, d), { recursive: true });
+    for (const d of ['dist/src/release', 'dist/bundle', 'node_modules', 'src']) mkdirSync(join(checkout, d), { recursive: true });
     writeFileSync(join(checkout, 'dist/src/release/main.js'), '');
-    writeFileSync(join(checkout, 'dist/src/cli.js'), '');
+    writeFileSync(join(checkout, 'dist/bundle/cli.js'), '');
     writeFileSync(join(checkout, 'src/cli.ts'), '');
-    utimesSync(join(checkout, 'dist/src/cli.js'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    utimesSync(join(checkout, 'dist/bundle/cli.js'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
     const run = spawnSync('bash', [installer, '--pack', join(checkout, 'out'), '--source', checkout], { encoding: 'utf8' });
     rmSync(checkout, { recursive: true, force: true });
     expect(run.status).toBe(1);
