@@ -27,6 +27,9 @@ export interface ClockStatus extends ClockSync {
   lastStep?: { at: number; stepMs: number };
 }
 
+/** How long the start waits for the first answer on the synchronisation. */
+export const FIRST_ANSWER_MS = 10;
+
 /** Looks for wall-clock steps and at the synchronisation while the gateway runs. */
 export class ClockPart implements Part {
   readonly name = 'clock';
@@ -40,10 +43,19 @@ export class ClockPart implements Part {
     this.probe = deps.probe ?? clockSyncProbe({ monotonic: () => deps.clock.monotonic() });
   }
 
-  /** Looks once (the synchronisation is known before the instruments start), then every interval. */
+  /**
+   * Looks once, then every interval. The instruments start once the first answer is in or FIRST_ANSWER_MS have
+   * passed: systemd-timesyncd's files answer well within that, so the receive times of the first messages after a
+   * power cut know the synchronisation; timedated (a child process over D-Bus, which may first have to start it) can
+   * take a second, and the analyzers do not wait for it: its answer arrives while they send.
+   */
   async start(): Promise<void> {
     this.running = true;
-    await this.look();
+    const { clock } = this.deps;
+    let timer: unknown;
+    const waited = new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, FIRST_ANSWER_MS)));
+    await Promise.race([this.look(), waited]);
+    clock.clearTimeout(timer);
   }
 
   stop(): void {
