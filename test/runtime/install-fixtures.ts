@@ -77,20 +77,35 @@ export const version =
     replaceFile(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), version: v }, null, 2));
   };
 
+/**
+ * The files of a tree that hold the compiled module `module` (a path under dist/): tsc's, which the installer's
+ * checks import, and the file of the bundle that holds it (dist/bundle/modules.json), which `labgate run` runs.
+ */
+function compiledFiles(tree: string, module: string): string[] {
+  const bundled = JSON.parse(readFileSync(join(tree, 'dist/bundle/modules.json'), 'utf8')) as Record<string, string[]>;
+  const holding = Object.keys(bundled).filter((file) => bundled[file]!.includes(module));
+  if (holding.length !== 1) throw new Error(`${module} is in ${holding.length} files of the bundle; update the fixture`);
+  return [join(tree, 'dist', module), join(tree, 'dist/bundle', holding[0]!)];
+}
+
 /** Appends a store migration: this release reads one schema more and migrates the store to it on open. */
 export const extraMigration: Edit = (tree) => {
-  const file = join(tree, 'dist/src/store/migrations.js');
-  replaceFile(file, readFileSync(file, 'utf8') + "\nmigrations.push('CREATE TABLE added_by_upgrade (x INTEGER)');\n");
+  for (const file of compiledFiles(tree, 'src/store/migrations.js')) {
+    replaceFile(file, readFileSync(file, 'utf8') + "\nmigrations.push('CREATE TABLE added_by_upgrade (x INTEGER)');\n");
+  }
 };
 
 /** Inserts `code` into the compiled `labgate run` before `anchor`, so the service fails where a real one would. */
 const inRun =
   (anchor: string, code: string): Edit =>
   (tree) => {
-    const file = join(tree, 'dist/src/commands/run.js');
-    const text = readFileSync(file, 'utf8');
-    if (!text.includes(anchor)) throw new Error(`run.js no longer has "${anchor}"; update the fixture`);
-    replaceFile(file, text.replace(anchor, `${code}\n    ${anchor}`));
+    for (const file of compiledFiles(tree, 'src/commands/run.js')) {
+      const text = readFileSync(file, 'utf8');
+      // The bundler prints strings in double quotes.
+      const found = [anchor, anchor.replaceAll("'", '"')].find((a) => text.includes(a));
+      if (found === undefined) throw new Error(`${file} no longer has "${anchor}"; update the fixture`);
+      replaceFile(file, text.replace(found, `${code}\n    ${found}`));
+    }
   };
 
 /** `code` runs at the start of `labgate run`, before the configuration is read. */
