@@ -34,10 +34,15 @@ variant() {
   cp -a "$work/v1/labgate" "$dir/"
   node -e 'const f=process.argv[1], p=JSON.parse(require("fs").readFileSync(f)); p.version=process.argv[2];
     require("fs").writeFileSync(f, JSON.stringify(p, null, 2))' "$dir/labgate/package.json" "$1"
+  # In tsc's run.js and in the bundle's file that holds it (dist/bundle/modules.json), which the service runs.
   if [ -n "${3:-}" ]; then
-    node -e 'const fs=require("fs"), f=process.argv[1], a="const config = loadConfig(file);", t=fs.readFileSync(f,"utf8");
-      if (!t.includes(a)) { console.error("run.js no longer has: " + a); process.exit(1); }
-      fs.writeFileSync(f, t.replace(a, process.argv[2] + "\n    " + a))' "$dir/labgate/dist/src/commands/run.js" "$3"
+    node -e 'const fs=require("fs"), d=process.argv[1] + "/dist", a="const config = loadConfig(file);";
+      const m=JSON.parse(fs.readFileSync(d + "/bundle/modules.json", "utf8"));
+      const files=[d + "/src/commands/run.js", ...Object.keys(m).filter((k) => m[k].includes("src/commands/run.js")).map((k) => d + "/bundle/" + k)];
+      if (files.length !== 2) { console.error("run.js is in " + (files.length - 1) + " files of the bundle"); process.exit(1); }
+      for (const f of files) { const t=fs.readFileSync(f,"utf8");
+        if (!t.includes(a)) { console.error(f + " no longer has: " + a); process.exit(1); }
+        fs.writeFileSync(f, t.replace(a, process.argv[2] + "\n    " + a)); }' "$dir/labgate" "$3"
   fi
   rm "$dir/labgate/labgate-release.json"
   name="$(node "$dir/labgate/dist/src/release/main.js" manifest --commit "$2")"
