@@ -4,7 +4,6 @@
 // The one exception is ingestGroup: its transaction commits without waiting for fsync, and its only caller
 // (group-commit.ts) fsyncs the WAL before answering any message in it, off the event loop.
 // A write may throw (disk full, I/O error); its transaction is then rolled back whole and the store stays usable.
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { AnalyteMapping } from '../config/mapping.js';
@@ -26,6 +25,7 @@ import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
 import { BACKSTOP_CHECKPOINT_BYTES, walFrames } from './wal-bound.js';
+import { WalSync } from './wal-sync.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
 export type {
@@ -109,6 +109,7 @@ export class Store {
   private readonly resolveTx: Database.Transaction<(id: number, choice: ConflictChoice, actor: string, now: number, due: number) => Resolution>;
   private readonly maxResultId: Database.Statement;
   private readonly checkpointer: Checkpointer;
+  private readonly wal: WalSync;
 
   constructor(
     readonly db: Database.Database,
@@ -117,6 +118,7 @@ export class Store {
   ) {
     // Both bounds are bytes of WAL, whatever the store's page size (database.ts).
     this.checkpointer = new Checkpointer(db.name, undefined, walFrames(db, CHECKPOINT_BYTES));
+    this.wal = new WalSync(`${db.name}-wal`);
     // SQLite's own checkpoint, on the committing call and so on the event loop, only when the worker falls behind.
     db.pragma(`wal_autocheckpoint = ${walFrames(db, BACKSTOP_CHECKPOINT_BYTES)}`);
     this.steady = new SteadyTime(db, options.now, options.monotonic, lock !== null);
@@ -170,18 +172,13 @@ export class Store {
   /**
    * Makes everything committed so far durable: fdatasync of the WAL file, as SQLite's own FULL commit does on Linux,
    * on libuv's thread pool so the event loop keeps running. Linux flushes a file's data whichever descriptor asks, so a
-   * descriptor of our own flushes SQLite's writes; fdatasync flushes the file's length when it grew, and skips only
-   * its times, which spares the file system's journal a commit when SQLite rewrites the WAL from its start.
-   * Then asks for a checkpoint off the event loop once the WAL has grown enough (checkpointer.ts), so the next commits
-   * do not run one themselves.
+   * descriptor of our own, kept open (wal-sync.ts), flushes SQLite's writes; fdatasync flushes the file's length when
+   * it grew, and skips only its times, which spares the file system's journal a commit when SQLite rewrites the WAL
+   * from its start. Then asks for a checkpoint off the event loop once the WAL has grown enough (checkpointer.ts), so
+   * the next commits do not run one themselves.
    */
   async syncWal(): Promise<void> {
-    const wal = await open(`${this.db.name}-wal`, 'r');
-    try {
-      await wal.datasync();
-    } finally {
-      await wal.close();
-    }
+    await this.wal.sync();
     this.checkpointer.requestWhenDue();
   }
 
@@ -272,6 +269,7 @@ export class Store {
   /** Closes the database, then lets the next process take the data directory. */
   close(): void {
     void this.checkpointer.close();
+    this.wal.close();
     this.db.close();
     this.lock?.release();
   }
