@@ -1,6 +1,5 @@
-// Each sink as health, the status page and /metrics see it: the drain's circuit beside the outbox backlog. Counting a
-// large pending backlog walks its index; while nothing changes (no commit, no outcome), every reader shares one count
-// for a couple of seconds instead of each blocking the event loop for it.
+// Each sink as health, the status page and /metrics see it: the drain's circuit beside the outbox backlog, counted
+// once for every reader (store/outbox-counts.ts: a large backlog is counted off the event loop).
 import type { Clock } from '../clock.js';
 import type { SinkCounts } from '../store/outbox-operator.js';
 import type { DrainStatus } from './drain.js';
@@ -18,33 +17,21 @@ export interface SinkHealth {
   reason?: string;
 }
 
-/** How long a count is shared while nothing invalidates it. */
-export const COUNTS_TTL_MS = 2_000;
-
-/** The sinks' health from their drains' status and the outbox counts, with the counts shared between readers. */
+/** The sinks' health from their drains' status and the outbox counts. */
 export class SinkHealthView {
-  private cache: { at: number; counts: SinkCounts[] } | undefined;
-
   constructor(
     private readonly drains: () => readonly { status(): DrainStatus }[],
     private readonly counts: () => SinkCounts[],
-    /** The wall clock for the oldest row's age, the monotonic one for how long a count is shared. */
-    private readonly clock: Pick<Clock, 'now' | 'monotonic'>,
+    /** The wall clock for the oldest row's age. */
+    private readonly clock: Pick<Clock, 'now'>,
     /** The age of a wall-clock stamp (the store's, which discounts the clock's steps forward). */
     private readonly ageMs: (at: number, now: number) => number = (at, now) => now - at,
   ) {}
 
-  /** The counts changed (a commit, an outcome): the next reader counts again. */
-  invalidate(): void {
-    this.cache = undefined;
-  }
-
   /** One entry per drain, in the drains' order. */
   health(): SinkHealth[] {
     const now = this.clock.now();
-    const at = this.clock.monotonic();
-    if (!this.cache || at - this.cache.at > COUNTS_TTL_MS) this.cache = { at, counts: this.counts() };
-    const counts = this.cache.counts;
+    const counts = this.counts();
     return this.drains().map((drain) => {
       const status = drain.status();
       const c = counts.find((x) => x.sink === status.sink);

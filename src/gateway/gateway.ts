@@ -81,13 +81,13 @@ export class Gateway {
       metrics: this.metrics,
       ...(deps.sinks ? { sinks: deps.sinks } : {}),
       onOutcomes: () => {
-        this.sinkHealthView.invalidate();
+        this.store?.outboxCounts.invalidate();
         this.sampler?.note();
       },
     });
     this.sinkHealthView = new SinkHealthView(
       () => this.delivery.drains,
-      () => this.store?.outbox.counts() ?? [],
+      () => this.store?.outboxCounts.current() ?? [],
       deps.clock,
       (at, now) => this.store?.steady.ageMs(at, now) ?? now - at,
     );
@@ -256,7 +256,7 @@ export class Gateway {
       group,
       accepting: () => this.accepting(),
       onCommitted: () => {
-        this.sinkHealthView.invalidate();
+        this.store?.outboxCounts.invalidate();
         this.delivery.drains.forEach((d) => d.notify());
         this.sampler?.note();
       },

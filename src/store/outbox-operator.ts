@@ -50,6 +50,28 @@ export const COUNT_SQL = {
   pendingOf: `SELECT COUNT(*) FROM outbox WHERE sink = ? AND state = 'pending'`,
 } as const;
 
+/** What the count queries answer in one read transaction (here, or in count-worker.ts's thread). */
+export interface CountRows {
+  /** Per sink with pending rows: how many, and the created_at of the smallest pending id (ids follow arrival). */
+  pending: { sink: string; n: number; oldestAt: number | null }[];
+  sent: { sink: string; n: number }[];
+  dead: { sink: string; n: number }[];
+  conflict: { sink: string; n: number }[];
+}
+
+/** Each sink's counts from the rows of the count queries, sorted by sink. */
+export function countsOf(rows: CountRows): SinkCounts[] {
+  const bySink = new Map<string, SinkCounts>();
+  const of = (sink: string): SinkCounts => {
+    let c = bySink.get(sink);
+    if (!c) bySink.set(sink, (c = { sink, pending: 0, sent: 0, dead: 0, conflict: 0, oldestPendingAt: null }));
+    return c;
+  };
+  for (const r of rows.pending) Object.assign(of(r.sink), { pending: r.n, oldestPendingAt: r.oldestAt });
+  for (const state of ['sent', 'dead', 'conflict'] as const) for (const r of rows[state]) of(r.sink)[state] = r.n;
+  return [...bySink.values()].sort((a, b) => (a.sink < b.sink ? -1 : a.sink > b.sink ? 1 : 0));
+}
+
 /** The operator's view of the outbox; the Outbox class extends it with the delivery side. */
 export class OutboxOperator {
   private readonly countBy: Record<'pending' | 'dead' | 'conflict' | 'sent', Database.Statement>;
@@ -76,29 +98,22 @@ export class OutboxOperator {
 
   /**
    * Pending, sent, dead and conflict counts and the oldest pending row, per sink. Cost follows the rows not yet sent,
-   * never the table: /healthz and the status page call it often.
+   * never the table. A running gateway's readers (/healthz, /metrics, the status page) share one count, made off
+   * the event loop while the backlog is large (outbox-counts.ts).
    */
   counts(): SinkCounts[] {
-    const bySink = new Map<string, SinkCounts>();
-    const of = (sink: string): SinkCounts => {
-      let c = bySink.get(sink);
-      if (!c) bySink.set(sink, (c = { sink, pending: 0, sent: 0, dead: 0, conflict: 0, oldestPendingAt: null }));
-      return c;
-    };
-    const read = this.db.transaction(() => {
-      for (const r of this.countBy.pending.all() as { sink: string; n: number; first: number }[]) {
-        const c = of(r.sink);
-        c.pending = r.n;
-        // Ids follow arrival, so the smallest pending id is the oldest pending row.
-        c.oldestPendingAt = this.createdAt.get(r.first) as number;
-      }
-      for (const state of ['sent', 'dead', 'conflict'] as const) {
-        for (const r of this.countBy[state].all() as { sink: string; n: number }[]) of(r.sink)[state] = r.n;
-      }
-    });
+    const read = this.db.transaction((): CountRows => ({
+      pending: (this.countBy.pending.all() as { sink: string; n: number; first: number }[]).map((r) => ({
+        sink: r.sink,
+        n: r.n,
+        oldestAt: (this.createdAt.get(r.first) as number | undefined) ?? null,
+      })),
+      sent: this.countBy.sent.all() as { sink: string; n: number }[],
+      dead: this.countBy.dead.all() as { sink: string; n: number }[],
+      conflict: this.countBy.conflict.all() as { sink: string; n: number }[],
+    }));
     // One read transaction: the four counts are of one instant.
-    read.deferred();
-    return [...bySink.values()].sort((a, b) => (a.sink < b.sink ? -1 : a.sink > b.sink ? 1 : 0));
+    return countsOf(read.deferred());
   }
 
   /** Pending rows of one sink, counted on the partial index (cheap enough for /metrics). */

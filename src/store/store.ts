@@ -26,6 +26,8 @@ import { OrderStore } from './order-store.js';
 import { Outbox } from './outbox.js';
 import { BACKSTOP_CHECKPOINT_BYTES, walFrames } from './wal-bound.js';
 import { WalSync } from './wal-sync.js';
+import { CountWorker } from './count-worker.js';
+import { OutboxCounts } from './outbox-counts.js';
 import { StoreReads, type OpenConflict, type RecentResult, type ResultRef, type SinkDelivery, type StoreCounts } from './reads.js';
 
 export type {
@@ -100,6 +102,8 @@ export class Store {
   readonly steady: SteadyTime;
   /** The configuration changes in the audit log (the status page's saves and restores). */
   readonly configChanges: ConfigurationChanges;
+  /** The outbox counts a running gateway's readers share, made off the event loop while a backlog is large. */
+  readonly outboxCounts: OutboxCounts;
   private readonly journal: CaptureJournal;
   private readonly writer: ResultWriter;
   private readonly reads: StoreReads;
@@ -110,6 +114,7 @@ export class Store {
   private readonly maxResultId: Database.Statement;
   private readonly checkpointer: Checkpointer;
   private readonly wal: WalSync;
+  private readonly countWorker: CountWorker | null;
 
   constructor(
     readonly db: Database.Database,
@@ -124,6 +129,10 @@ export class Store {
     this.steady = new SteadyTime(db, options.now, options.monotonic, lock !== null);
     const due = (): number => this.steady.now();
     this.outbox = new Outbox(db, options.now, () => this.checkpointer.requestWhenDue(), due);
+    // Only the gateway (the writer) has readers to share counts with; an operator command counts once.
+    this.countWorker = lock === null ? null : new CountWorker(db.name);
+    const worker = this.countWorker;
+    this.outboxCounts = new OutboxCounts(() => this.outbox.counts(), worker ? () => worker.count() : undefined, options.monotonic ?? options.now);
     this.orders = new OrderStore(db, options.now, options.dayOf, due);
     this.journal = new CaptureJournal(db);
     this.writer = new ResultWriter(db, options.sinks, options.qcSinks);
@@ -269,6 +278,7 @@ export class Store {
   /** Closes the database, then lets the next process take the data directory. */
   close(): void {
     void this.checkpointer.close();
+    void this.countWorker?.close();
     this.wal.close();
     this.db.close();
     this.lock?.release();

@@ -67,6 +67,8 @@ export interface StatusStore {
       retryDeadLetters(filter: DeadLetterFilter, actor: string): number;
     };
   };
+  /** The counts the gateway's readers share (store/outbox-counts.ts); absent: outbox.counts(). */
+  outboxCounts?: { current(): SinkCounts[] };
   outbox: {
     counts(): SinkCounts[];
     sentSince(sink: string, since: number): number;
@@ -168,7 +170,8 @@ function snapshot(parts: GatewayStatusParts, daily: DailyCounters, resultLimit: 
   const now = parts.now();
   const { store } = parts;
   const drains = new Map(parts.drains().map((d) => [d.sink, d]));
-  const counts = store.outbox.counts();
+  // A copy: the shared counts are not this snapshot's to extend.
+  const counts = [...(store.outboxCounts?.current() ?? store.outbox.counts())];
   const dispatches = store.orders?.dispatchCounts();
   // Refused dispatches are listed (and counted) whether or not an instrument is two-way now.
   const dead = counts.reduce((n, c) => n + c.dead, 0) + (dispatches?.dead ?? 0);
