@@ -113,6 +113,8 @@ describe('gatewayStatusSource over a real store', () => {
       kind: 'done',
       message: '1 dead letter for lims queued again.',
     });
+    // The next page shows it at once, though the counts are shared and nothing else changed.
+    expect((await source.snapshot()).sinks.find((k) => k.sink === 'lims')).toMatchObject({ dead: 1, pending: 1 });
     expect(await source.retryDeadLetter('lims', { key: first!.dedupKey }, 'web:0a1b2c3d')).toMatchObject({ kind: 'not-found' });
     expect(await source.retryDeadLetter('lims', 'all', 'web-local')).toMatchObject({ kind: 'done', message: '1 dead letter for lims queued again.' });
     expect(woken).toEqual(['lims', 'lims']);

@@ -68,7 +68,7 @@ export interface StatusStore {
     };
   };
   /** The counts the gateway's readers share (store/outbox-counts.ts); absent: outbox.counts(). */
-  outboxCounts?: { current(): SinkCounts[] };
+  outboxCounts?: { current(): SinkCounts[]; invalidate(): void };
   outbox: {
     counts(): SinkCounts[];
     sentSince(sink: string, since: number): number;
@@ -113,19 +113,26 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 export function gatewayStatusSource(parts: GatewayStatusParts): StatusSource {
   const daily = new DailyCounters(parts.dayOf);
   const queueLimit = parts.limits?.queue ?? 100;
+  // An action's effect shows on the next page at once: the shared counts are made anew.
+  const changed = (outcome: ActionOutcome): ActionOutcome => {
+    parts.store.outboxCounts?.invalidate();
+    return outcome;
+  };
   return {
     snapshot: () => snapshot(parts, daily, parts.limits?.results ?? 50, queueLimit),
-    retryDeadLetter: (sink, which, actor) => {
-      const filter: DeadLetterFilter = which === 'all' ? { sink, all: true } : { sink, key: which.key };
-      const n = parts.store.outbox.retryDeadLetters(filter, actor) + (parts.store.orders?.deadLetters.retryDeadLetters(filter, actor) ?? 0);
-      if (n === 0) return { kind: 'not-found', message: 'No such dead letter any more (someone may have retried it already).' };
-      parts.wake?.(sink);
-      return { kind: 'done', message: `${plural(n, 'dead letter')} for ${sink} queued again.` };
-    },
-    resolveConflict: (id, choice, actor) => resolveConflict(parts, id, choice, actor),
-    reprocessCapture: (id, actor) => reprocess(parts, id, actor),
+    retryDeadLetter: (sink, which, actor) => changed(retryDeadLetter(parts, sink, which, actor)),
+    resolveConflict: (id, choice, actor) => changed(resolveConflict(parts, id, choice, actor)),
+    reprocessCapture: (id, actor) => changed(reprocess(parts, id, actor)),
     codes: (instrumentId, page) => codes(parts, instrumentId, page),
   };
+}
+
+function retryDeadLetter(parts: GatewayStatusParts, sink: string, which: 'all' | { key: string }, actor: string): ActionOutcome {
+  const filter: DeadLetterFilter = which === 'all' ? { sink, all: true } : { sink, key: which.key };
+  const n = parts.store.outbox.retryDeadLetters(filter, actor) + (parts.store.orders?.deadLetters.retryDeadLetters(filter, actor) ?? 0);
+  if (n === 0) return { kind: 'not-found', message: 'No such dead letter any more (someone may have retried it already).' };
+  parts.wake?.(sink);
+  return { kind: 'done', message: `${plural(n, 'dead letter')} for ${sink} queued again.` };
 }
 
 function codesOf(parts: GatewayStatusParts, instrumentId: string, page: number): InstrumentCodesView | null {
