@@ -24,7 +24,7 @@ export interface LimsSinkOptions {
   baseUrl: string;
   /** e.g. `/api/v1/results`; the record id is appended. */
   resourcePath: string;
-  /** Requests in flight at once across all concurrent deliver() calls (and keep-alive connections per origin). */
+  /** Requests in flight at once across all concurrent deliver() calls (on up to limsConnections(concurrency) keep-alive connections). */
   concurrency: number;
   timeouts: { connectMs: number; headersMs: number; bodyMs: number };
   /** PEM file of the CA that signed the LIMS certificate, when it is not a public one. */
@@ -80,9 +80,21 @@ export function createLimsSink(options: LimsSinkOptions, deps: LimsSinkDeps): Si
   };
 }
 
+/**
+ * Keep-alive connections for `concurrency` requests in flight: a quarter more (at least one). The limiter hands a slot
+ * to the next request as soon as an answer is read, a moment before undici's pool counts that connection free again,
+ * and a connection the LIMS closed is only opened again when a request is given to it: with exactly `concurrency`
+ * connections the next request waited in the pool's queue (measured at 20 ms latency and concurrency 16: no free
+ * connection at nearly every request, each exchange 0.6-1 ms longer, 1.5 ms with 5 % of answers lost). The LIMS still
+ * sees at most `concurrency` requests at once.
+ */
+export function limsConnections(concurrency: number): number {
+  return concurrency + Math.ceil(concurrency / 4);
+}
+
 function defaultAgent(options: LimsSinkOptions): Agent {
   return new Agent({
-    connections: options.concurrency,
+    connections: limsConnections(options.concurrency),
     // One request per connection at a time: a slow PUT must not hold the ones queued behind it.
     pipelining: 1,
     keepAliveTimeout: 30_000,
