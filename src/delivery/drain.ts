@@ -140,6 +140,7 @@ export class Drain {
 
   // While every batch the sink may take is out, the next one is claimed (a claim of 500 rows is a millisecond or two
   // of SQLite), so that a finished batch is followed at once rather than after a claim. Only for a closed circuit.
+  // Called once a batch has been handed on, and again once its marks are written (the sink may not have been full).
   private claimAhead(): void {
     const { outbox, sink, policy } = this.options;
     if (!this.running || this.ahead !== null || this.circuit.kind !== 'closed' || this.sending < policy.inFlight) return;
@@ -207,6 +208,9 @@ export class Drain {
     // event loop be taken, before the synchronous recording holds the thread for a few milliseconds.
     this.pump();
     await yieldToEventLoop();
+    // The batch after it is claimed now, while the sink works: outcome marks may wait for others (outcome-marks.ts)
+    // for up to a tenth of a second, and a claim made only after them would sit on the next batch's path instead.
+    this.claimAhead();
     try {
       await this.options.outbox.recordOutcomes(this.options.sink.name, rows, outcomes, retryAt);
     } catch (err) {

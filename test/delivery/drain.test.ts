@@ -2,6 +2,7 @@
 // timer while idle, pauses a down sink without burning attempts, bounds batches in flight, stops cleanly.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Drain } from '../../src/delivery/drain.js';
+import { OutcomeMarks } from '../../src/delivery/outcome-marks.js';
 import type { OutboxRow, Outcome, Sink } from '../../src/delivery/contract.js';
 import { ManualClock, settle } from '../fixtures/manual-clock.js';
 import { enqueue, sampleResult, states, testStore, type TestStore } from './fixture.js';
@@ -238,6 +239,31 @@ describe('drain', () => {
     await stopped;
     expect(s.outbox.inFlightCount('lims')).toBe(0);
     expect(states(s.db, 'lims')).toEqual({ sent: 20, pending: 30 });
+  });
+
+  it('claims the next batch while outcome marks wait to be written with others', async () => {
+    add(50, 0);
+    const pending: (() => void)[] = [];
+    handler = (batch) => new Promise((resolve) => pending.push(() => resolve(batch.map(() => ({ kind: 'delivered' })))));
+    const marks = new OutcomeMarks(s.outbox, clock, { delayMs: 100, maxRows: 1_000 });
+    const d = new Drain({ sink, outbox: marks, policy, clock, random: () => 0.5 });
+    d.start();
+    await settle();
+    pending.shift()!();
+    await settle();
+    // Out: two batches; claimed ahead: one; waiting for its mark: the first. Nothing is written yet.
+    expect(calls).toEqual([10, 10, 10]);
+    expect(s.outbox.inFlightCount('lims')).toBe(40);
+    expect(states(s.db, 'lims')).toEqual({ pending: 50 });
+    clock.advance(100);
+    await settle();
+    expect(states(s.db, 'lims')).toEqual({ sent: 10, pending: 40 });
+    const stopped = d.stop();
+    pending.forEach((resolve) => resolve());
+    await settle();
+    clock.advance(100);
+    await stopped;
+    expect(s.outbox.inFlightCount('lims')).toBe(0);
   });
 
   it('pauses instead of spinning when the store cannot record outcomes', async () => {
