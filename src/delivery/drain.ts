@@ -140,7 +140,6 @@ export class Drain {
 
   // While every batch the sink may take is out, the next one is claimed (a claim of 500 rows is a millisecond or two
   // of SQLite), so that a finished batch is followed at once rather than after a claim. Only for a closed circuit.
-  // Called once a batch has been handed on, and again once its marks are written (the sink may not have been full).
   private claimAhead(): void {
     const { outbox, sink, policy } = this.options;
     if (!this.running || this.ahead !== null || this.circuit.kind !== 'closed' || this.sending < policy.inFlight) return;
