@@ -216,7 +216,9 @@ describe('labgate run on a card that fills', () => {
         throw new Error(`bs${k} was never refused`);
       }),
     );
-    expect(readFileSync(gateway.log, 'utf8')).toMatch(/"reason":"the disk is full","msg":"commit failed; the analyzer keeps the message"/);
+    // The log is written asynchronously: the AR can reach the analyzer before its line reaches the file.
+    const refusedLine = /"reason":"the disk is full","msg":"commit failed; the analyzer keeps the message"/;
+    await until(() => refusedLine.test(readFileSync(gateway.log, 'utf8')), 5_000, `the refusal for a full disk in ${gateway.log}`);
     expect(disk.free(), 'the card is full').toBeLessThan(MiB);
     // The same process still answers, and holds every acknowledged message whole and nothing of a refused one.
     expect([gateway.running, gateway.pid]).toEqual([true, pid]);
