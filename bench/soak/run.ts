@@ -5,11 +5,12 @@
 // mapping change every 10 minutes; one cable pulled for 20 s every 5 minutes; the status page and /healthz polled.
 // The gateway is sampled every 10 s; after the warm-up the slopes are fitted and printed as the bench's JSON lines,
 // then every ACKed result is looked for in both sinks. Exits 1 when a ceiling or exactly-once fails. `--samples FILE`
-// appends every sample to FILE as a JSON line (to see what grew).
+// appends every sample to FILE as a JSON line (to see what grew); `--heap-snapshots DIR` writes three heap snapshots
+// there (heap-snapshots.ts: a diagnosis, not a measurement).
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { migrateCentral } from '../../src/sinks/postgres-schema.js';
 import { freePort, GatewayChild, requireBuild, requireSocat, scratch, startLims, until, writeConfig } from '../../test/e2e/harness.js';
@@ -21,6 +22,7 @@ import { SinkSwitch } from './sink-switch.js';
 import { SoakInstrument } from './soak-instrument.js';
 import { readUnitRuntime } from './unit-runtime.js';
 import { figures, warmupMinutes } from './figures.js';
+import { snapshotChores, snapshotNodeArgs } from './heap-snapshots.js';
 
 const INSTRUMENTS = 16;
 const SEND_EVERY_MS = 4_000;
@@ -37,7 +39,13 @@ if (!(warmup >= 0 && warmup <= minutes / 2)) throw new Error('--warmup-minutes w
 // variable set in the soak's own environment wins over the unit's.
 const unit = readUnitRuntime();
 const nodeArgsArg = process.argv.indexOf('--node-args');
-const nodeArgs = nodeArgsArg > 0 ? process.argv[nodeArgsArg + 1]!.split(' ').filter(Boolean) : unit.nodeArgs;
+const snapshotsArg = process.argv.indexOf('--heap-snapshots');
+const snapshotDir = snapshotsArg > 0 ? resolve(process.argv[snapshotsArg + 1]!) : undefined;
+if (snapshotDir) mkdirSync(snapshotDir, { recursive: true });
+const nodeArgs = [
+  ...(nodeArgsArg > 0 ? process.argv[nodeArgsArg + 1]!.split(' ').filter(Boolean) : unit.nodeArgs),
+  ...(snapshotDir ? snapshotNodeArgs(snapshotDir) : []),
+];
 const unitEnv = Object.fromEntries(Object.entries(unit.env).filter(([name]) => process.env[name] === undefined));
 const pgUrl = process.env.LABGATE_TEST_PG_URL;
 if (!pgUrl) throw new Error('LABGATE_TEST_PG_URL is required: the soak runs against a real PostgreSQL');
@@ -143,6 +151,7 @@ async function soak(): Promise<boolean> {
       atMs: Math.min(10 * MINUTE, (minutes * MINUTE) / 2),
       run: () => reloadWithMapping(gateway, setup, reloads),
     },
+    ...(snapshotDir ? snapshotChores(gateway, snapshotDir, minutes, warmup) : []),
   ];
   await schedule(chores, minutes * MINUTE);
 
