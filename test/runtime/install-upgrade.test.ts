@@ -92,7 +92,8 @@ describe('an upgrade with the service running', () => {
 
   it('rolls back when the new release reports READY=1 and then falls over within the watchdog interval', () => {
     const r = runningV1();
-    const crashing = variant(v1, dir, 'v2crash', version('0.2.0'), atRunStart("setTimeout(() => process.kill(process.pid, 'SIGKILL'), 1000);"));
+    // Timed from READY=1, not from the run's start: on a loaded machine the start alone takes longer than a second.
+    const crashing = variant(v1, dir, 'v2crash', version('0.2.0'), beforeReady("setTimeout(() => process.kill(process.pid, 'SIGKILL'), 1000);"));
     const run = r.install('--source', crashing);
     expect(run.status).toBe(1);
     expect(run.stdout).toMatch(/READY=1; watching/);
