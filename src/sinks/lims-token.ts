@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import { clientAssertion, signingKey, type AssertionAlgorithm } from './client-assertion.js';
 import { DEFAULT_MAX_ANSWER_BYTES } from './answer-body.js';
 import { refusalReason } from './clock-skew.js';
+import { RedactionList } from './redaction-list.js';
 import { exchange } from './lims-http.js';
 
 /** How a sink authenticates, as configured (the LIMS and FHIR sinks alike). */
@@ -67,12 +68,8 @@ const readTrimmed = async (path: string): Promise<string> => (await readFile(pat
 
 /** Builds the provider for the configured auth kind. */
 export function createTokenProvider(auth: LimsAuth, deps: TokenDeps): TokenProvider {
-  const known = new Set<string>();
-  const redact = (text: string): string => {
-    let out = text;
-    for (const s of known) if (s) out = out.split(s).join('[redacted]');
-    return out;
-  };
+  const known = new RedactionList();
+  const redact = (text: string): string => known.redact(text);
   const fetchToken = auth.kind === 'static' ? staticToken(auth, deps, known) : clientCredentials(auth, deps, known, redact);
   return { ...cachedSingleFlight(fetchToken, deps.monotonic ?? deps.now), redact };
 }
@@ -118,7 +115,7 @@ export function refreshMargin(lifetimeMs: number): number {
 
 type ClientAuth = Extract<TokenAuth, { kind: 'oauth2' | 'smart-backend' }>;
 
-function clientCredentials(auth: ClientAuth, deps: TokenDeps, known: Set<string>, redact: (text: string) => string): Fetch {
+function clientCredentials(auth: ClientAuth, deps: TokenDeps, known: RedactionList, redact: (text: string) => string): Fetch {
   const monotonic = deps.monotonic ?? deps.now;
   const url = new URL(auth.tokenUrl);
   const file = auth.kind === 'oauth2' ? auth.clientSecretFile : auth.privateKeyFile;
@@ -190,7 +187,7 @@ function assertionRequest(
   return { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, form };
 }
 
-function parseTokenResponse(body: string, started: number, known: Set<string>): Awaited<ReturnType<Fetch>> {
+function parseTokenResponse(body: string, started: number, known: RedactionList): Awaited<ReturnType<Fetch>> {
   let doc: { access_token?: unknown; expires_in?: unknown };
   try {
     doc = JSON.parse(body) as typeof doc;
@@ -204,7 +201,7 @@ function parseTokenResponse(body: string, started: number, known: Set<string>): 
   return { ok: true, issued: { token: doc.access_token, expiresAt: started + lifetimeMs - refreshMargin(lifetimeMs) } };
 }
 
-function staticToken(auth: Extract<LimsAuth, { kind: 'static' }>, deps: TokenDeps, known: Set<string>): Fetch {
+function staticToken(auth: Extract<LimsAuth, { kind: 'static' }>, deps: TokenDeps, known: RedactionList): Fetch {
   return async () => {
     try {
       // Re-read on every refresh, so an operator can rotate the file without restarting the gateway.

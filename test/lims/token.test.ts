@@ -80,6 +80,18 @@ describe('LIMS token provider', () => {
     expect(p.redact('x wrong-secret-77 y')).toBe('x [redacted] y');
   });
 
+  it('still redacts the secret and the token in use after many refreshes', async () => {
+    const p = await provider();
+    let last = '';
+    for (let i = 0; i < 40; i++) {
+      const got = await p.refresh(last);
+      if (!got.ok) throw new Error(got.reason);
+      last = got.token;
+    }
+    expect(server!.stats().tokensIssued).toBe(40);
+    expect(p.redact(`a ${SECRET} b ${last} c`)).toBe('a [redacted] b [redacted] c');
+  });
+
   it('an unreachable token endpoint is a reason, not an exception', async () => {
     const p = await provider({ tokenUrl: 'http://127.0.0.1:1/oauth/token' });
     expect(await p.token()).toEqual({ ok: false, reason: 'token endpoint connect', unreachable: true });
