@@ -52,6 +52,12 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
+/**
+ * Bytes of log lines held while stdout does not take them (journald stalled or restarting); lines beyond are dropped.
+ * Without a bound the lines would pile up in memory for as long as the stall lasts.
+ */
+export const STDOUT_BUFFER_BYTES = 16 * 2 ** 20;
+
 /** The root logger: JSON lines, ISO time, redaction on. */
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
@@ -62,7 +68,7 @@ export function createLogger(options: LoggerOptions): Logger {
       redact: { paths: redactPaths, censor: '[redacted]' },
       serializers: { err: pino.stdSerializers.err },
     },
-    options.destination ?? pino.destination({ fd: 1, sync: false }),
+    options.destination ?? pino.destination({ fd: 1, sync: false, maxLength: STDOUT_BUFFER_BYTES }),
   );
 }
 

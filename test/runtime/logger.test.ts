@@ -1,7 +1,12 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Log } from '../../src/log.js';
-import { createLogger, instrumentLogger, sinkLogger } from '../../src/logger.js';
+import { createLogger, instrumentLogger, sinkLogger, STDOUT_BUFFER_BYTES } from '../../src/logger.js';
 
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
   let text = '';
@@ -50,3 +55,30 @@ describe('logger', () => {
     expect(out.lines().map((l) => l['msg'])).toEqual(['shown']);
   });
 });
+
+describe('logger on a stdout nobody reads', () => {
+  it('holds at most its buffer of lines in memory and drops the rest', async () => {
+    const child = fileURLToPath(new URL('../../dist/test/support/stalled-stdout-child.js', import.meta.url));
+    const dir = mkdtempSync(join(tmpdir(), 'labgate-stalled-stdout-'));
+    const file = join(dir, 'memory.json');
+    // stdout is a pipe this test never reads: it fills after 64 KiB and every later write waits.
+    const p = spawn(process.execPath, [child, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await until(() => existsSync(file), 60_000);
+      const memory = JSON.parse(readFileSync(file, 'utf8')) as { heapUsedMb: number; externalMb: number };
+      // About 100 MB of lines were logged; a buffer of STDOUT_BUFFER_BYTES and the process's own few MB stay.
+      expect(memory.heapUsedMb + memory.externalMb).toBeLessThan(STDOUT_BUFFER_BYTES / 2 ** 20 + 24);
+    } finally {
+      p.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+async function until(done: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
