@@ -2,7 +2,7 @@
 // two gateways in one process do not share counters). The runtime pushes events in; backlog and the other
 // figures of scrape-gauges.ts are pulled from injected sources at scrape time, so the store is read only when
 // someone asks.
-import { DrainRate } from './drain-rate.js';
+import { DeliveryRate } from './delivery/rate.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from './prom-metrics.js';
 import { noInformationReasons } from './orders/order.js';
 import type { DriverEvent } from './runner-contract.js';
@@ -52,7 +52,8 @@ export class Metrics {
   private readonly overCap: Counter<'upstream'>;
   private readonly downloads: Counter<'instrument'>;
   private readonly answerTime: Histogram<'instrument'>;
-  private readonly delivered: DrainRate;
+  /** Per sink, the rows delivered in each second of the drain-rate window (old seconds dropped as rows arrive). */
+  private readonly delivered = new Map<string, DeliveryRate>();
   private backlogSource: () => SinkBacklog[] = () => [];
   private commitSource: () => GroupFigures = () => ({ commits: 0, fsyncs: 0, messages: 0 });
   private backlog: SinkBacklog[] = [];
@@ -62,11 +63,12 @@ export class Metrics {
   private readonly reconnectsSeen = new Map<string, number>();
   /** Instruments and sinks whose counters were started at 0. */
   private readonly seen = new Set<string>();
+  private readonly windowMs: number;
 
   constructor(private readonly options: MetricsOptions) {
     const r = [this.registry];
     const perInstrument = (name: string, help: string): Counter<'instrument'> => new Counter({ name, help, labelNames: ['instrument'], registers: r });
-    this.delivered = new DrainRate(options.now, (options.drainWindowSeconds ?? 60) * 1000);
+    this.windowMs = (options.drainWindowSeconds ?? 60) * 1000;
     this.messages = perInstrument('labgate_messages_total', 'Analyzer messages committed');
     this.results = new Counter({
       name: 'labgate_results_total',
@@ -135,7 +137,7 @@ export class Metrics {
       buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60],
       registers: r,
     });
-    const sinks = (): Set<string> => new Set([...this.delivered.sinks(), ...this.backlog.map((b) => b.sink)]);
+    const sinks = (): Set<string> => new Set([...this.delivered.keys(), ...this.backlog.map((b) => b.sink)]);
     registerScrapeGauges(this.registry, {
       backlog: () => this.backlog,
       commits: () => this.commitSource(),
@@ -259,7 +261,10 @@ export class Metrics {
     this.sinkSeen(sink);
     if (count > 0) this.outcomes.inc({ sink, outcome }, count);
     for (const ms of latenciesMs) this.latency.observe({ sink }, ms / 1000);
-    if (outcome === 'delivered' && count > 0) this.delivered.add(sink, count);
+    if (outcome === 'delivered' && count > 0) {
+      const rate = this.delivered.get(sink) ?? this.delivered.set(sink, new DeliveryRate(this.windowMs)).get(sink)!;
+      rate.add(this.options.now(), count);
+    }
   }
 
   /** Where pending/oldest/dead per sink come from at scrape time (the store's outbox). */
@@ -287,6 +292,6 @@ export class Metrics {
 
   /** Rows per second delivered over the window ending now. */
   drainRate(sink: string): number {
-    return this.delivered.perSecond(sink);
+    return this.delivered.get(sink)?.perSecond(this.options.now()) ?? 0;
   }
 }

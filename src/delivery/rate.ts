@@ -22,6 +22,11 @@ export class DeliveryRate {
     return total / (this.windowMs / 1000);
   }
 
+  /** Seconds held: at most the window's and one, however long nobody asks for the rate. */
+  get secondsHeld(): number {
+    return this.buckets.size;
+  }
+
   private prune(now: number): void {
     const oldest = Math.floor((now - this.windowMs) / 1000);
     for (const second of this.buckets.keys()) if (second <= oldest) this.buckets.delete(second);
